@@ -1,0 +1,13 @@
+//! The command model of [gangway](https://docs.rs/gangway), shared by its
+//! proc-macros and its code generators.
+//!
+//! - [`schema`]: what a command accepts, as data (always available).
+//! - `model` (feature `model`): the parser and checks of `#[ipc(...)]`
+//!   attributes, used by `gangway-macros` and by the source scanner.
+//!
+//! Most users never name this crate: `gangway` re-exports the schema types.
+
+pub mod schema;
+
+#[cfg(feature = "model")]
+pub mod model;

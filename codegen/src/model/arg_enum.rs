@@ -1,0 +1,151 @@
+//! The model of `#[derive(ArgEnum)]`: an enum of unit variants whose serde
+//! names are the values an argument may take.
+
+use syn::{Attribute, LitStr};
+
+use super::attr::skip_value;
+use super::naming::RenameRule;
+
+/// An enum usable as an argument type.
+#[derive(Debug)]
+pub struct ArgEnumModel {
+    /// The enum's name.
+    pub ident: syn::Ident,
+    /// The enum's generics.
+    pub generics: syn::Generics,
+    /// The path of the `gangway` crate in generated code.
+    pub krate: syn::Path,
+    /// The accepted names, in variant order (serde's names, then aliases are
+    /// not listed: help shows one name per value).
+    pub values: Vec<String>,
+}
+
+impl ArgEnumModel {
+    /// Reads and checks an enum; every problem is in the error.
+    pub fn from_derive_input(input: &syn::DeriveInput) -> darling::Result<Self> {
+        let syn::Data::Enum(data) = &input.data else {
+            let span = match &input.data {
+                syn::Data::Struct(s) => s.struct_token.span,
+                syn::Data::Union(u) => u.union_token.span,
+                syn::Data::Enum(_) => unreachable!(),
+            };
+            return Err(darling::Error::custom(
+                "`#[derive(ArgEnum)]` needs an enum of unit variants; for a struct, implement \
+                 `gangway::tool::ArgType` by hand",
+            )
+            .with_span(&span));
+        };
+        let mut errors = darling::Error::accumulator();
+        let mut rename_all = None;
+        let mut krate: Option<syn::Path> = None;
+        for attr in &input.attrs {
+            if attr.path().is_ident("serde") {
+                let _ = attr.parse_nested_meta(|meta| {
+                    if meta.path.is_ident("rename_all") && meta.input.peek(syn::Token![=]) {
+                        let lit: LitStr = meta.value()?.parse()?;
+                        // serde's derive reports an unknown rule.
+                        rename_all = RenameRule::from_name(&lit.value());
+                    } else {
+                        skip_value(&meta)?;
+                    }
+                    Ok(())
+                });
+            } else if attr.path().is_ident("arg_enum") {
+                let result = attr.parse_nested_meta(|meta| {
+                    if meta.path.is_ident("crate") {
+                        krate = Some(meta.value()?.parse()?);
+                        Ok(())
+                    } else {
+                        Err(meta
+                            .error("unknown key; `#[arg_enum(...)]` accepts only `crate = path`"))
+                    }
+                });
+                errors.handle(result.map_err(darling::Error::from));
+            }
+        }
+        let mut values = Vec::new();
+        for variant in &data.variants {
+            if !matches!(variant.fields, syn::Fields::Unit) {
+                errors.push(
+                    darling::Error::custom(format!(
+                        "variant `{}` carries data; an argument value is a single word, so \
+                         `#[derive(ArgEnum)]` takes unit variants only",
+                        variant.ident
+                    ))
+                    .with_span(&variant.ident),
+                );
+                continue;
+            }
+            let (rename, skipped) = variant_serde(&variant.attrs);
+            if skipped {
+                continue;
+            }
+            let name = rename.unwrap_or_else(|| match rename_all {
+                Some(rule) => rule.apply_to_variant(&variant.ident.to_string()),
+                None => variant.ident.to_string(),
+            });
+            values.push(name);
+        }
+        if data.variants.is_empty() {
+            errors.push(
+                darling::Error::custom("an enum with no variants has no values to accept")
+                    .with_span(&input.ident),
+            );
+        }
+        errors.finish_with(ArgEnumModel {
+            ident: input.ident.clone(),
+            generics: input.generics.clone(),
+            krate: krate.unwrap_or_else(|| syn::parse_quote!(::gangway)),
+            values,
+        })
+    }
+}
+
+/// A variant's serde name and whether serde skips it when deserializing.
+fn variant_serde(attrs: &[Attribute]) -> (Option<String>, bool) {
+    let mut rename = None;
+    let mut skipped = false;
+    for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
+        let _ = attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("rename") && meta.input.peek(syn::Token![=]) {
+                rename = Some(meta.value()?.parse::<LitStr>()?.value());
+            } else if meta.path.is_ident("skip") || meta.path.is_ident("skip_deserializing") {
+                skipped = true;
+            } else {
+                skip_value(&meta)?;
+            }
+            Ok(())
+        });
+    }
+    (rename, skipped)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn serde_names() {
+        let input: syn::DeriveInput = syn::parse_quote! {
+            #[serde(rename_all = "kebab-case")]
+            enum Speed {
+                VeryFast,
+                #[serde(rename = "slow")]
+                Slowly,
+                #[serde(skip)]
+                Hidden,
+            }
+        };
+        let model = ArgEnumModel::from_derive_input(&input).unwrap();
+        assert_eq!(model.values, ["very-fast", "slow"]);
+    }
+
+    #[test]
+    fn data_variants_are_refused() {
+        let input: syn::DeriveInput = syn::parse_quote! {
+            enum Bad { A(u32), B { x: u8 } }
+        };
+        let err = ArgEnumModel::from_derive_input(&input).unwrap_err();
+        assert_eq!(err.len(), 2);
+    }
+}

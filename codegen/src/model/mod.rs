@@ -1,0 +1,20 @@
+//! The command model shared by the proc-macros and the source scanner: one
+//! parser of `#[ipc(...)]`, one set of checks, one schema.
+//!
+//! The macro crate turns a [`CommandModel`] into an `impl IpcCommand`; the
+//! scanner turns the same model into a [`ToolSchema`](crate::schema::ToolSchema)
+//! value. Both go through [`CommandModel::from_derive_input`].
+
+mod arg_enum;
+mod attr;
+mod command;
+mod naming;
+mod tokens;
+mod ty;
+
+pub use arg_enum::ArgEnumModel;
+pub use attr::{SerdeDefault, docs, split_paragraphs};
+pub use command::{ArgModel, CommandModel, FieldModel, FieldRole, Missing, Rejected};
+pub use naming::{RenameRule, kebab_case, snake_case};
+pub use tokens::{kind_tokens, schema_tokens, value_kind_tokens};
+pub use ty::{ArgShape, Decode, KindSource, classify, is_bool, is_string};

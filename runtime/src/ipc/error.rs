@@ -1,0 +1,134 @@
+//! Why a call failed, in terms a caller can act on.
+
+use std::fmt;
+
+/// Why a dispatched call did not produce a successful response.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum IpcError {
+    /// No command is registered under this name.
+    UnknownMethod {
+        /// The name that was called.
+        method: String,
+        /// The closest registered name, if one is close.
+        suggestion: Option<String>,
+    },
+    /// The request's arguments could not be applied.
+    InvalidParams {
+        /// The command.
+        method: String,
+        /// What is wrong, naming the argument.
+        message: String,
+    },
+    /// The handler ran and reported failure.
+    Handler {
+        /// The command.
+        method: String,
+        /// The error's message.
+        message: String,
+        /// The error value, MessagePack-encoded, so a typed client can
+        /// decode it.
+        data: Option<Vec<u8>>,
+    },
+    /// The handler panicked; only this call failed.
+    Panicked {
+        /// The command.
+        method: String,
+        /// The panic message.
+        message: String,
+    },
+    /// The response could not be encoded.
+    Encode {
+        /// The command.
+        method: String,
+        /// The encoder's message.
+        message: String,
+    },
+}
+
+impl IpcError {
+    /// A stable machine-readable name for the kind of error, used on the wire.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            IpcError::UnknownMethod { .. } => "unknown_method",
+            IpcError::InvalidParams { .. } => "invalid_params",
+            IpcError::Handler { .. } => "handler",
+            IpcError::Panicked { .. } => "panicked",
+            IpcError::Encode { .. } => "encode",
+        }
+    }
+
+    /// The method the error is about.
+    pub fn method(&self) -> &str {
+        match self {
+            IpcError::UnknownMethod { method, .. }
+            | IpcError::InvalidParams { method, .. }
+            | IpcError::Handler { method, .. }
+            | IpcError::Panicked { method, .. }
+            | IpcError::Encode { method, .. } => method,
+        }
+    }
+}
+
+impl fmt::Display for IpcError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            IpcError::UnknownMethod {
+                method,
+                suggestion: Some(suggestion),
+            } => write!(
+                f,
+                "unknown command `{method}`; did you mean `{suggestion}`?"
+            ),
+            IpcError::UnknownMethod {
+                method,
+                suggestion: None,
+            } => write!(f, "unknown command `{method}`"),
+            IpcError::InvalidParams { method, message } => write!(f, "{method}: {message}"),
+            IpcError::Handler { message, .. } => f.write_str(message),
+            IpcError::Panicked { method, message } => {
+                write!(f, "{method}: the handler panicked: {message}")
+            }
+            IpcError::Encode { method, message } => {
+                write!(f, "{method}: the response could not be encoded: {message}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for IpcError {}
+
+/// Why a command could not be registered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RegisterError {
+    /// Another command already has this name.
+    Duplicate {
+        /// The name.
+        name: String,
+    },
+    /// The name is not `[A-Za-z][A-Za-z0-9_-]*`.
+    InvalidName {
+        /// The name.
+        name: String,
+    },
+}
+
+impl fmt::Display for RegisterError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RegisterError::Duplicate { name } => write!(
+                f,
+                "a command named `{name}` is already registered; give one of them another name \
+                 (`#[ipc(name = \"...\")]` or an `#[ipc(method)]` field)"
+            ),
+            RegisterError::InvalidName { name } => write!(
+                f,
+                "invalid command name `{name}`: it becomes a file name and a shell word, so it must \
+                 match `[A-Za-z][A-Za-z0-9_-]*`"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for RegisterError {}

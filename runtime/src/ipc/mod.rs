@@ -1,0 +1,44 @@
+//! Commands that sandboxed processes call on the host: the [`IpcCommand`]
+//! trait, the [`IpcRouter`] that dispatches calls to them, and the errors a
+//! call can end in.
+//!
+//! ```
+//! use gangway::IpcCommand;
+//! use gangway::ipc::{CommandResult, CommandError, IpcError, IpcRouter};
+//! use serde::Serialize;
+//!
+//! /// Divide two numbers.
+//! #[derive(Clone, Serialize, IpcCommand)]
+//! #[ipc(response = CommandResult<f64>)]
+//! struct Divide {
+//!     #[ipc(positional)]
+//!     a: f64,
+//!     #[ipc(positional)]
+//!     b: f64,
+//! }
+//!
+//! impl Divide {
+//!     async fn handle(&mut self) -> CommandResult<f64> {
+//!         if self.b == 0.0 {
+//!             return Err(CommandError::new("cannot divide by zero"));
+//!         }
+//!         Ok(self.a / self.b)
+//!     }
+//! }
+//!
+//! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+//! let router = IpcRouter::new().register(Divide { a: 0.0, b: 0.0 });
+//! let params = rmp_serde::to_vec_named(&Divide { a: 1.0, b: 0.0 }).unwrap();
+//! let error = router.dispatch("divide", &params).await.unwrap_err();
+//! assert!(matches!(error, IpcError::Handler { .. }));
+//! assert_eq!(error.to_string(), "cannot divide by zero");
+//! # });
+//! ```
+
+mod command;
+mod error;
+mod router;
+
+pub use command::{CommandError, CommandResult, IpcCommand, Reply};
+pub use error::{IpcError, RegisterError};
+pub use router::{CommandInfo, IpcRouter};

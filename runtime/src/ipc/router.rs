@@ -1,0 +1,266 @@
+//! The router: commands registered by name, and dispatch of a call to one.
+
+use std::any::Any;
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use super::{IpcCommand, IpcError, RegisterError, Reply};
+use crate::tool::{Manifest, ToolSchema, closest, is_valid_command_name};
+
+type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Routes calls to registered commands by name.
+///
+/// Each registered command is kept as a prototype. A call clones it, applies
+/// the request's arguments, tells it the method name, runs its handler and
+/// encodes the response as MessagePack. The router is `Send + Sync`; any
+/// number of calls may run at once, and a panicking handler fails only its
+/// own call.
+///
+/// ```
+/// use gangway::IpcCommand;
+/// use gangway::ipc::IpcRouter;
+/// use serde::Serialize;
+///
+/// /// Say hello.
+/// #[derive(Clone, Serialize, IpcCommand)]
+/// #[ipc(response = String)]
+/// struct Greet {
+///     /// Who to greet.
+///     #[ipc(positional)]
+///     name: String,
+/// }
+///
+/// impl Greet {
+///     async fn handle(&mut self) -> String {
+///         format!("hello, {}", self.name)
+///     }
+/// }
+///
+/// # tokio_test_block_on(async {
+/// let router = IpcRouter::new().register(Greet { name: String::new() });
+/// let params = rmp_serde::to_vec_named(&Greet { name: "sandbox".into() }).unwrap();
+/// let reply = router.dispatch("greet", &params).await.unwrap();
+/// assert_eq!(rmp_serde::from_slice::<String>(&reply).unwrap(), "hello, sandbox");
+/// # });
+/// # fn tokio_test_block_on<F: std::future::Future>(f: F) -> F::Output {
+/// #     tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(f)
+/// # }
+/// ```
+#[derive(Clone, Default)]
+pub struct IpcRouter {
+    commands: BTreeMap<String, Entry>,
+}
+
+#[derive(Clone)]
+struct Entry {
+    handler: Arc<dyn ErasedHandler>,
+    info: CommandInfo,
+}
+
+/// What the router knows about one registered command.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct CommandInfo {
+    /// The name calls use.
+    pub name: String,
+    /// The arguments positional words fill, in order.
+    pub positional_args: Vec<String>,
+    /// The argument piped standard input fills.
+    pub stdin_arg: Option<String>,
+    /// Everything the command accepts.
+    pub schema: ToolSchema,
+}
+
+impl std::fmt::Debug for IpcRouter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IpcRouter")
+            .field("commands", &self.commands.keys().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+impl IpcRouter {
+    /// A router with no commands.
+    pub fn new() -> Self {
+        IpcRouter::default()
+    }
+
+    /// Registers a command under its [`name`](IpcCommand::name).
+    ///
+    /// # Panics
+    ///
+    /// Panics, with a message naming the problem, when the name is taken or
+    /// invalid. Use [`try_register`](IpcRouter::try_register) to handle that.
+    #[track_caller]
+    pub fn register<C>(self, command: C) -> Self
+    where
+        C: IpcCommand + Clone + Sync,
+    {
+        match self.try_register(command) {
+            Ok(router) => router,
+            Err(error) => panic!("IpcRouter::register: {error}"),
+        }
+    }
+
+    /// Registers a command under its [`name`](IpcCommand::name), or says why
+    /// it cannot be.
+    ///
+    /// # Errors
+    ///
+    /// [`RegisterError::Duplicate`] when the name is taken,
+    /// [`RegisterError::InvalidName`] when it is not
+    /// `[A-Za-z][A-Za-z0-9_-]*`.
+    pub fn try_register<C>(mut self, command: C) -> Result<Self, RegisterError>
+    where
+        C: IpcCommand + Clone + Sync,
+    {
+        let name = command.name();
+        if !is_valid_command_name(&name) {
+            return Err(RegisterError::InvalidName { name });
+        }
+        if self.commands.contains_key(&name) {
+            return Err(RegisterError::Duplicate { name });
+        }
+        let info = CommandInfo {
+            name: name.clone(),
+            positional_args: command
+                .positional_args()
+                .iter()
+                .map(|p| p.clone().into_owned())
+                .collect(),
+            stdin_arg: command.stdin_arg().map(Cow::into_owned),
+            schema: command.schema().into_owned(),
+        };
+        let handler: Arc<dyn ErasedHandler> = Arc::new(Prototype(command));
+        self.commands.insert(name, Entry { handler, info });
+        Ok(self)
+    }
+
+    /// Calls a command: clones its prototype, applies `params` (a
+    /// MessagePack map of arguments), sets the method name, runs the handler
+    /// and returns the MessagePack-encoded response.
+    ///
+    /// # Errors
+    ///
+    /// [`IpcError::UnknownMethod`] (with the nearest registered name),
+    /// [`IpcError::InvalidParams`], [`IpcError::Handler`] when the handler
+    /// reports failure, [`IpcError::Panicked`], [`IpcError::Encode`].
+    pub async fn dispatch(&self, method: &str, params: &[u8]) -> Result<Vec<u8>, IpcError> {
+        let Some(entry) = self.commands.get(method) else {
+            return Err(self.unknown_method(method));
+        };
+        match CatchUnwind(entry.handler.call(method, params)).await {
+            Ok(result) => result,
+            Err(panic) => Err(IpcError::Panicked {
+                method: method.to_owned(),
+                message: panic_message(&*panic),
+            }),
+        }
+    }
+
+    /// Whether a command is registered under this name.
+    pub fn contains(&self, method: &str) -> bool {
+        self.commands.contains_key(method)
+    }
+
+    /// Every registered command, sorted by name.
+    pub fn commands(&self) -> impl ExactSizeIterator<Item = &CommandInfo> {
+        self.commands.values().map(|e| &e.info)
+    }
+
+    /// The command registered under this name.
+    pub fn command(&self, method: &str) -> Option<&CommandInfo> {
+        self.commands.get(method).map(|e| &e.info)
+    }
+
+    /// Every command's schema, as the code generators read it.
+    pub fn manifest(&self) -> Manifest {
+        Manifest::new(self.commands().map(|c| c.schema.clone()).collect())
+    }
+
+    fn unknown_method(&self, method: &str) -> IpcError {
+        IpcError::UnknownMethod {
+            method: method.to_owned(),
+            suggestion: closest(method, self.commands.keys().map(String::as_str))
+                .map(str::to_owned),
+        }
+    }
+}
+
+/// A registered command with its type erased.
+trait ErasedHandler: Send + Sync {
+    fn call<'a>(
+        &'a self,
+        method: &'a str,
+        params: &'a [u8],
+    ) -> BoxFuture<'a, Result<Vec<u8>, IpcError>>;
+}
+
+struct Prototype<C>(C);
+
+impl<C> ErasedHandler for Prototype<C>
+where
+    C: IpcCommand + Clone + Sync,
+{
+    fn call<'a>(
+        &'a self,
+        method: &'a str,
+        params: &'a [u8],
+    ) -> BoxFuture<'a, Result<Vec<u8>, IpcError>> {
+        Box::pin(async move {
+            let mut command = self.0.clone();
+            command
+                .apply_args(params)
+                .map_err(|error| IpcError::InvalidParams {
+                    method: method.to_owned(),
+                    message: error.to_string(),
+                })?;
+            command.set_method_name(method);
+            let response = command.handle().await;
+            match C::encode_reply(&response) {
+                Ok(Reply::Success(payload)) => Ok(payload),
+                Ok(Reply::Failure { message, data }) => Err(IpcError::Handler {
+                    method: method.to_owned(),
+                    message,
+                    data: Some(data),
+                }),
+                Err(error) => Err(IpcError::Encode {
+                    method: method.to_owned(),
+                    message: error.to_string(),
+                }),
+            }
+        })
+    }
+}
+
+/// Polls a future, turning a panic in it into an `Err` with the payload.
+struct CatchUnwind<F>(F);
+
+impl<F: Future + Unpin> Future for CatchUnwind<F> {
+    type Output = Result<F::Output, Box<dyn Any + Send>>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let inner = &mut self.0;
+        match catch_unwind(AssertUnwindSafe(|| Pin::new(inner).poll(cx))) {
+            Ok(Poll::Pending) => Poll::Pending,
+            Ok(Poll::Ready(output)) => Poll::Ready(Ok(output)),
+            Err(panic) => Poll::Ready(Err(panic)),
+        }
+    }
+}
+
+fn panic_message(payload: &(dyn Any + Send)) -> String {
+    if let Some(text) = payload.downcast_ref::<&str>() {
+        (*text).to_owned()
+    } else if let Some(text) = payload.downcast_ref::<String>() {
+        text.clone()
+    } else {
+        "(a panic payload that is not text)".to_owned()
+    }
+}

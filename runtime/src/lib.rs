@@ -1,0 +1,133 @@
+//! gangway exposes host-side commands and tools to sandboxed processes and
+//! agents.
+//!
+//! Annotate a struct once: `#[derive(IpcCommand)]` generates argument
+//! binding, metadata and a compile-time schema; the [`ipc::IpcRouter`]
+//! dispatches calls to it; the `gangway` CLI renders shell wrappers so a
+//! sandboxed shell can call it like any other command.
+//!
+//! ```
+//! use gangway::IpcCommand;
+//! use gangway::ipc::IpcRouter;
+//! use serde::Serialize;
+//!
+//! /// Search the web and print the top results.
+//! #[derive(Clone, Serialize, IpcCommand)]
+//! #[ipc(name = "web_search", response = Vec<String>)]
+//! struct WebSearch {
+//!     /// What to search for.
+//!     #[ipc(positional)]
+//!     query: String,
+//!     /// How many results to print.
+//!     #[ipc(short = 'n', default = 10)]
+//!     limit: u32,
+//! }
+//!
+//! impl WebSearch {
+//!     async fn handle(&mut self) -> Vec<String> {
+//!         (1..=self.limit).map(|i| format!("{} #{i}", self.query)).collect()
+//!     }
+//! }
+//!
+//! let router = IpcRouter::new().register(WebSearch { query: String::new(), limit: 0 });
+//! assert_eq!(router.command("web_search").unwrap().positional_args, ["query"]);
+//! ```
+//!
+//! Modules:
+//! - [`ipc`]: the [`IpcCommand`](trait@IpcCommand) trait, the router and errors.
+//! - [`tool`]: schemas and the types that describe arguments.
+
+pub mod ipc;
+pub mod tool;
+
+#[doc(hidden)]
+#[path = "private.rs"]
+pub mod __private;
+
+pub use ipc::IpcCommand;
+
+/// Derives [`IpcCommand`](trait@IpcCommand) for a struct with named fields.
+///
+/// ```
+/// use std::sync::Arc;
+/// use gangway::IpcCommand;
+/// use serde::Serialize;
+///
+/// # struct SearchClient;
+/// # #[derive(serde::Serialize, serde::Deserialize)] struct SearchResult { hits: Vec<String> }
+/// fn ten() -> u32 { 10 }
+///
+/// /// Search the web and print the top results.
+/// #[derive(Clone, Serialize, IpcCommand)]
+/// #[ipc(name = "web_search", response = SearchResult)]
+/// struct WebSearch {
+///     /// What to search for.
+///     #[ipc(positional)]
+///     query: String,
+///     /// How many results to print.
+///     #[ipc(short = 'n')]
+///     #[serde(default = "ten")]
+///     limit: u32,
+///     /// Text piped in on standard input, used as extra context.
+///     #[ipc(stdin)]
+///     context: Option<String>,
+///     /// Host state: never read from a request, kept across calls.
+///     #[ipc(state)]
+///     #[serde(skip)]
+///     client: Arc<SearchClient>,
+/// }
+///
+/// impl WebSearch {
+///     async fn handle(&mut self) -> SearchResult {
+///         SearchResult { hits: vec![self.query.clone()] }
+///     }
+/// }
+/// ```
+///
+/// # Struct attributes: `#[ipc(...)]`
+///
+/// - `response = Type` (required): what the handler returns. A `Result<T, E>`
+///   with `E: Display` reports an `Err` as a failure on the wire.
+/// - `name = "..."`: the command name; the type's name in snake_case by
+///   default. It must match `[A-Za-z][A-Za-z0-9_-]*`.
+/// - `handler = method`: the inherent `async fn method(&mut self) -> Response`
+///   that serves a call; `handle` by default.
+/// - `crate = path`: where `gangway` is, if the dependency is renamed.
+///
+/// # Field attributes: `#[ipc(...)]`
+///
+/// - `positional`: filled by the next bare word, in field order; a last
+///   positional of type `Vec<T>` takes all remaining words.
+/// - `stdin`: filled by piped standard input (one field; `String`,
+///   `Vec<u8>`, or either in an `Option`).
+/// - `state`: host state, never read from a request and kept as it is by
+///   `apply_args`; must be `#[serde(skip)]`.
+/// - `method`: a `String` receiving the name the command was called by;
+///   when non-empty at registration, it is the command's name, so one struct
+///   can serve several names. Must be `#[serde(skip)]`.
+/// - `short = 'x'`: the short flag (an ASCII letter or digit; `h` is
+///   reserved for help).
+/// - `default = expr`: the value when the argument is missing, also shown in
+///   help. A string literal is converted with `Into`.
+///
+/// serde's `rename`, `rename_all`, `alias`, `default`, `skip`,
+/// `deserialize_with` and `with` are honoured, so the wire name, the CLI name
+/// and serde never disagree. Arguments of type `bool`, `Option<T>` and
+/// `Vec<T>` are optional; any other argument is required unless it has a
+/// default.
+pub use gangway_macros::IpcCommand;
+
+/// Derives [`ArgType`](tool::ArgType) for an enum of unit variants, so a
+/// command argument can be one of its names (serde's names for the variants).
+///
+/// ```
+/// use gangway::ArgEnum;
+/// use gangway::tool::{ArgType, ValueKind};
+///
+/// #[derive(serde::Deserialize, ArgEnum)]
+/// #[serde(rename_all = "lowercase")]
+/// enum Speed { Fast, Slow }
+///
+/// assert_eq!(Speed::KIND, ValueKind::Enum(vec!["fast".into(), "slow".into()].into()));
+/// ```
+pub use gangway_macros::ArgEnum;

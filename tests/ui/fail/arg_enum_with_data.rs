@@ -1,0 +1,10 @@
+use gangway::ArgEnum;
+
+#[derive(serde::Deserialize, ArgEnum)]
+enum Shape {
+    Circle(f64),
+    Square { side: f64 },
+    Dot,
+}
+
+fn main() {}

@@ -1,0 +1,10 @@
+use gangway::IpcCommand;
+
+#[derive(serde::Serialize, IpcCommand)]
+#[ipc(response = ())]
+enum Command {
+    Search { query: String },
+    Fetch { url: String },
+}
+
+fn main() {}

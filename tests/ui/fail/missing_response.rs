@@ -1,0 +1,14 @@
+use gangway::IpcCommand;
+
+#[derive(Clone, serde::Serialize, IpcCommand)]
+struct Search {
+    query: String,
+}
+
+impl Search {
+    async fn handle(&mut self) -> String {
+        self.query.clone()
+    }
+}
+
+fn main() {}
