@@ -222,17 +222,31 @@ fn duplicate_argument_is_refused() {
     assert_eq!(err, "argument `query` given more than once");
 }
 
+/// A map written in exactly this key order (a `BTreeMap` would sort it).
+fn ordered_params(pairs: &[(&str, rmp_value::Value)]) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    rmp::encode::write_map_len(&mut bytes, pairs.len() as u32).unwrap();
+    for (key, value) in pairs {
+        bytes.extend(encode(key));
+        bytes.extend(encode(value));
+    }
+    bytes
+}
+
 #[test]
 fn a_failed_apply_leaves_the_command_unchanged() {
     let mut cmd = WebSearch::new(registry());
     cmd.apply_args(&params(&[("query", s("kept")), ("limit", i(4))]))
         .unwrap();
-    assert!(
-        cmd.apply_args(&params(&[("query", s("lost")), ("bogus", i(1))]))
-            .is_err()
-    );
+    // Valid arguments first, so a decoder that assigned as it went would
+    // have changed them before reaching the bad key.
+    let late_error = ordered_params(&[("query", s("lost")), ("limit", i(9)), ("bogus", i(1))]);
+    assert!(cmd.apply_args(&late_error).is_err());
+    let late_missing = ordered_params(&[("limit", i(9)), ("verbose", V::Bool(true))]);
+    assert!(cmd.apply_args(&late_missing).is_err());
     assert_eq!(cmd.query, "kept");
     assert_eq!(cmd.limit, 4);
+    assert!(!cmd.verbose);
 }
 
 #[test]
@@ -285,6 +299,25 @@ fn empty_and_nil_params_mean_no_arguments() {
         err,
         "too many positional values: this command takes 0 arguments"
     );
+}
+
+#[test]
+fn stray_bytes_after_the_params_are_refused() {
+    let mut bytes = params(&[("query", s("rust"))]);
+    bytes.push(0xc0);
+    let err = WebSearch::new(registry())
+        .apply_args(&bytes)
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        err,
+        "1 stray byte after the arguments; params must be exactly one MessagePack value"
+    );
+    let err = WebSearch::new(registry())
+        .apply_args(&bytes[..bytes.len() - 3])
+        .unwrap_err()
+        .to_string();
+    assert_eq!(err, "the params are truncated or not MessagePack");
 }
 
 #[test]
@@ -364,7 +397,7 @@ enum Speed {
 #[ipc(response = String)]
 struct Tune {
     /// How fast.
-    #[ipc(default = Speed::Slow)]
+    #[ipc(default = Speed::Slow, default_text = "slow")]
     speed: Speed,
     /// Up to this many.
     #[serde(alias = "max")]
@@ -493,9 +526,15 @@ fn schema_describes_every_argument() {
         speed.kind,
         ValueKind::Enum(vec!["very-fast".into(), "slow".into()].into())
     );
-    assert_eq!(speed.default.as_deref(), Some("Speed :: Slow"));
+    assert_eq!(
+        speed.default.as_deref(),
+        Some("slow"),
+        "default_text names it"
+    );
+    assert!(!speed.required && !speed.optional);
     let max = tune.param("maxItems").unwrap();
     assert_eq!(max.long, "max-items");
+    assert!(max.optional && !max.required);
     assert_eq!(max.aliases.as_ref(), ["max"]);
     assert_eq!(
         tune.param("max").unwrap().name,
@@ -655,5 +694,83 @@ fn generic_commands_work() {
             .unwrap()
             .kind,
         ValueKind::String
+    );
+}
+
+static DEFAULTS_BUILT: AtomicUsize = AtomicUsize::new(0);
+
+/// Everything defaults from the struct.
+#[derive(Clone, Serialize, IpcCommand)]
+#[serde(default)]
+#[ipc(response = ())]
+struct Defaults {
+    verbose: bool,
+    tags: Vec<String>,
+    limit: Option<u32>,
+    depth: u32,
+}
+
+impl Default for Defaults {
+    fn default() -> Self {
+        DEFAULTS_BUILT.fetch_add(1, Ordering::SeqCst);
+        Defaults {
+            verbose: true,
+            tags: vec!["x".into()],
+            limit: Some(5),
+            depth: 7,
+        }
+    }
+}
+
+impl Defaults {
+    async fn handle(&mut self) {}
+}
+
+#[test]
+fn a_struct_default_fills_every_missing_argument_as_serde_does() {
+    let mut cmd = Defaults {
+        verbose: false,
+        tags: vec![],
+        limit: None,
+        depth: 0,
+    };
+    let before = DEFAULTS_BUILT.load(Ordering::SeqCst);
+    cmd.apply_args(&[]).unwrap();
+    assert!(cmd.verbose);
+    assert_eq!(cmd.tags, ["x"]);
+    assert_eq!(cmd.limit, Some(5));
+    assert_eq!(cmd.depth, 7);
+    assert_eq!(
+        DEFAULTS_BUILT.load(Ordering::SeqCst) - before,
+        1,
+        "built once, not per field"
+    );
+
+    cmd.apply_args(&params(&[("verbose", V::Bool(false)), ("depth", i(1))]))
+        .unwrap();
+    assert!(!cmd.verbose);
+    assert_eq!((cmd.depth, cmd.limit), (1, Some(5)));
+
+    let all = params(&[
+        ("verbose", V::Bool(false)),
+        ("tags", V::List(vec![])),
+        ("limit", V::Nil(None)),
+        ("depth", i(2)),
+    ]);
+    let before = DEFAULTS_BUILT.load(Ordering::SeqCst);
+    cmd.apply_args(&all).unwrap();
+    assert_eq!(
+        DEFAULTS_BUILT.load(Ordering::SeqCst),
+        before,
+        "not built when nothing is missing"
+    );
+    assert_eq!(cmd.limit, None);
+
+    let schema = Defaults::SCHEMA.unwrap();
+    assert!(schema.params.iter().all(|p| !p.required));
+    assert_eq!(
+        schema.param("verbose").unwrap().default,
+        None,
+        "the struct's default decides"
     );
 }

@@ -220,6 +220,12 @@ async fn bad_params_are_invalid_params_naming_the_argument() {
     );
     let err = router.dispatch("add", &[]).await.unwrap_err();
     assert_eq!(err.to_string(), "add: missing required argument `amount`");
+    let err = router.dispatch("add", &[0xc1]).await.unwrap_err();
+    assert_eq!(
+        err.kind(),
+        "invalid_params",
+        "garbage params are refused, not a panic"
+    );
 }
 
 #[tokio::test]
@@ -237,7 +243,7 @@ async fn a_failing_handler_is_a_failure_on_the_wire() {
     };
     assert_eq!(method, "fail");
     assert!(message.contains("No such file"), "{message}");
-    let error: CommandError = rmp_serde::from_slice(data.as_ref().unwrap()).unwrap();
+    let error: CommandError = rmp_serde::from_slice(data).unwrap();
     assert_eq!(error.message(), message, "the typed error travels too");
 }
 
@@ -313,28 +319,50 @@ async fn sixty_four_tasks_dispatch_concurrently() {
 }
 
 #[test]
-fn registration_refuses_duplicates_and_bad_names() {
+fn registration_refuses_duplicates_and_bad_names_and_keeps_the_router() {
     let counter = Arc::new(Counter::default());
     let err = router(&counter).try_register(Echo::default()).unwrap_err();
     assert_eq!(
-        err,
+        err.reason,
         RegisterError::Duplicate {
             name: "echo".into()
         }
     );
-    let err = IpcRouter::new()
-        .try_register(Echo {
-            method: "no spaces".into(),
-            ..Echo::default()
-        })
-        .unwrap_err();
+    let router = err.router;
     assert_eq!(
-        err,
+        router.commands().len(),
+        6,
+        "nothing registered before is lost"
+    );
+
+    let bad = Echo {
+        method: "no spaces".into(),
+        ..Echo::default()
+    };
+    let err = router.try_register(bad.clone()).unwrap_err();
+    assert_eq!(
+        err.reason,
         RegisterError::InvalidName {
             name: "no spaces".into()
         }
     );
     assert!(err.to_string().contains("[A-Za-z][A-Za-z0-9_-]*"));
+
+    let mut router = err.router;
+    assert_eq!(
+        router.insert(bad),
+        Err(RegisterError::InvalidName {
+            name: "no spaces".into()
+        })
+    );
+    router
+        .insert(Echo {
+            method: "again".into(),
+            ..Echo::default()
+        })
+        .unwrap();
+    assert!(router.contains("again"));
+    assert_eq!(router.commands().len(), 7);
 }
 
 #[test]

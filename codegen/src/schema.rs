@@ -68,6 +68,10 @@ pub struct ParamSchema {
     /// Whether a call must give this argument.
     #[serde(default)]
     pub required: bool,
+    /// Whether the value may be absent altogether (`Option<T>`): the handler
+    /// can tell "not given" from any value.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub optional: bool,
     /// The value used when the argument is missing, as text, when it is known
     /// at compile time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -152,7 +156,8 @@ pub struct Manifest {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a command argument: gangway does not know how it is written on the command line",
     label = "this type has no `ArgType` impl",
-    note = "derive `gangway::ArgEnum` for an enum of unit variants, or implement `gangway::tool::ArgType` for `{Self}` (for example `const KIND: ValueKind = ValueKind::String;`), or mark the field `#[ipc(state)]` if it is not an argument"
+    note = "derive `gangway::ArgEnum` for an enum of unit variants, implement `gangway::tool::ArgType` for a type of your own (e.g. `const KIND: ValueKind = ValueKind::String;`), use `serde_json::Value` for free-form JSON, or mark the field `#[ipc(state)]` if it is not an argument",
+    note = "a type alias of `Option<T>`, `Vec<T>` or `bool` is not seen through: write the type out"
 )]
 pub trait ArgType {
     /// How one value of this type is written and checked.
@@ -296,6 +301,7 @@ impl ParamSchema {
             kind,
             repeatable: false,
             required: false,
+            optional: false,
             default: None,
             description: Cow::Borrowed(""),
             positional: None,
@@ -314,6 +320,7 @@ impl ParamSchema {
         kind: ValueKind,
         repeatable: bool,
         required: bool,
+        optional: bool,
         default: Option<&'static str>,
         description: &'static str,
         positional: Option<u16>,
@@ -327,6 +334,7 @@ impl ParamSchema {
             kind,
             repeatable,
             required,
+            optional,
             default: match default {
                 Some(text) => Some(Cow::Borrowed(text)),
                 None => None,
@@ -358,6 +366,13 @@ impl ParamSchema {
     /// Marks the argument as required.
     pub fn required(mut self) -> Self {
         self.required = true;
+        self
+    }
+
+    /// Marks the value as optional (`Option<T>`): absent is distinct from
+    /// every value.
+    pub fn optional(mut self) -> Self {
+        self.optional = true;
         self
     }
 
@@ -550,6 +565,7 @@ mod tests {
             ValueKind::String,
             false,
             true,
+            false,
             None,
             "What to search for.",
             Some(0),

@@ -13,7 +13,8 @@ use syn::{DeriveInput, Expr, Generics, Type, parse_quote};
 /// Expands the derive.
 pub fn expand(input: &DeriveInput) -> TokenStream {
     match CommandModel::from_derive_input(input) {
-        Ok(model) if model.serde_reports_error => TokenStream::new(),
+        // serde reports the error; a placeholder keeps uses of the command quiet.
+        Ok(model) if model.serde_reports_error => dummy_impl(input, Some(&model)),
         Ok(model) => command_impl(&model),
         Err(Rejected { error, partial }) => {
             let errors = error.write_errors();
@@ -38,7 +39,7 @@ fn command_impl(model: &CommandModel) -> TokenStream {
                 if !self.#field.is_empty() {
                     return ::core::clone::Clone::clone(&self.#field);
                 }
-                ::std::string::String::from(#name)
+                <::std::string::String as ::core::convert::From<&str>>::from(#name)
             },
             quote! {
                 fn set_method_name(&mut self, __gangway_name: &str) {
@@ -48,7 +49,7 @@ fn command_impl(model: &CommandModel) -> TokenStream {
             },
         ),
         None => (
-            quote!(::std::string::String::from(#name)),
+            quote!(<::std::string::String as ::core::convert::From<&str>>::from(#name)),
             TokenStream::new(),
         ),
     };
@@ -70,6 +71,15 @@ fn command_impl(model: &CommandModel) -> TokenStream {
     });
 
     let handle_body = handle_body(model);
+    // Spanned on the response type, so a `Result` whose error cannot be shown
+    // is reported there.
+    let response_span = syn::spanned::Spanned::span(response);
+    let encode_call = quote_spanned! {response_span=>
+        #private::ReplyProbe::<Self::Response>::new().encode_reply(__gangway_response)
+    };
+    let decode_call = quote_spanned! {response_span=>
+        #private::ReplyProbe::<Self::Response>::new().decode_reply(__gangway_reply)
+    };
     let apply_body = apply_args_body(model, &generics);
     let schema = schema_tokens(model);
 
@@ -111,7 +121,7 @@ fn command_impl(model: &CommandModel) -> TokenStream {
             ) -> ::core::result::Result<#krate::ipc::Reply, #private::EncodeError> {
                 #[allow(unused_imports)]
                 use #private::{PlainReply as _, ResultReply as _};
-                #private::ReplyProbe::<Self::Response>::new().encode_reply(__gangway_response)
+                #encode_call
             }
 
             fn decode_reply(
@@ -119,7 +129,7 @@ fn command_impl(model: &CommandModel) -> TokenStream {
             ) -> ::core::result::Result<Self::Response, #private::DecodeError> {
                 #[allow(unused_imports)]
                 use #private::{PlainReply as _, ResultReply as _};
-                #private::ReplyProbe::<Self::Response>::new().decode_reply(__gangway_reply)
+                #decode_call
             }
         }
     }
@@ -156,7 +166,7 @@ fn apply_args_body(model: &CommandModel, generics: &Generics) -> TokenStream {
     let (_, ty_generics, where_clause) = generics.split_for_impl();
     let turbofish = ty_generics.as_turbofish();
     let mut de_generics = generics.clone();
-    de_generics.params.insert(0, parse_quote!('de));
+    de_generics.params.insert(0, parse_quote!('__gangway_de));
     let (de_impl_generics, _, _) = de_generics.split_for_impl();
     let marker = quote!(#private::PhantomData<fn() -> #ident #ty_generics>);
 
@@ -178,10 +188,10 @@ fn apply_args_body(model: &CommandModel, generics: &Generics) -> TokenStream {
             let wrapper = format_ident!("__GangwayWith{}", i);
             helpers.extend(quote! {
                 struct #wrapper #generics (#ty, #marker) #where_clause;
-                impl #de_impl_generics #serde::Deserialize<'de> for #wrapper #ty_generics #where_clause {
-                    fn deserialize<__D: #serde::Deserializer<'de>>(
-                        __deserializer: __D,
-                    ) -> ::core::result::Result<Self, __D::Error> {
+                impl #de_impl_generics #serde::Deserialize<'__gangway_de> for #wrapper #ty_generics #where_clause {
+                    fn deserialize<__GangwayD: #serde::Deserializer<'__gangway_de>>(
+                        __deserializer: __GangwayD,
+                    ) -> ::core::result::Result<Self, __GangwayD::Error> {
                         ::core::result::Result::Ok(#wrapper(#path(__deserializer)?, #private::PhantomData))
                     }
                 }
@@ -219,10 +229,10 @@ fn apply_args_body(model: &CommandModel, generics: &Generics) -> TokenStream {
             )
         };
         map_decoders.push(quote! {
-            #map_decode.map_err(|__e| #private::invalid_arg::<__A::Error>(#wire, __e))?
+            #map_decode.map_err(|__e| #private::invalid_arg::<__GangwayA::Error>(#wire, __e))?
         });
         seq_decoders.push(quote! {
-            #seq_decode.map_err(|__e| #private::invalid_arg::<__A::Error>(#wire, __e))?
+            #seq_decode.map_err(|__e| #private::invalid_arg::<__GangwayA::Error>(#wire, __e))?
         });
     }
 
@@ -232,7 +242,7 @@ fn apply_args_body(model: &CommandModel, generics: &Generics) -> TokenStream {
             quote! {
                 #index => {
                     if #slot.is_some() {
-                        return ::core::result::Result::Err(#private::duplicate_arg::<__A::Error>(#wire));
+                        return ::core::result::Result::Err(#private::duplicate_arg::<__GangwayA::Error>(#wire));
                     }
                     #slot = ::core::option::Option::Some(#decode);
                 }
@@ -249,19 +259,19 @@ fn apply_args_body(model: &CommandModel, generics: &Generics) -> TokenStream {
     let arg_index = quote! {
         struct __GangwayArgIndex;
 
-        impl<'de> #serde::de::DeserializeSeed<'de> for __GangwayArgIndex {
+        impl<'__gangway_de> #serde::de::DeserializeSeed<'__gangway_de> for __GangwayArgIndex {
             type Value = usize;
 
             #[inline]
-            fn deserialize<__D: #serde::Deserializer<'de>>(
+            fn deserialize<__GangwayD: #serde::Deserializer<'__gangway_de>>(
                 self,
-                __deserializer: __D,
-            ) -> ::core::result::Result<usize, __D::Error> {
+                __deserializer: __GangwayD,
+            ) -> ::core::result::Result<usize, __GangwayD::Error> {
                 __deserializer.deserialize_identifier(self)
             }
         }
 
-        impl<'de> #serde::de::Visitor<'de> for __GangwayArgIndex {
+        impl<'__gangway_de> #serde::de::Visitor<'__gangway_de> for __GangwayArgIndex {
             type Value = usize;
 
             fn expecting(&self, __f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
@@ -269,17 +279,17 @@ fn apply_args_body(model: &CommandModel, generics: &Generics) -> TokenStream {
             }
 
             #[inline]
-            fn visit_str<__E: #serde::de::Error>(self, __key: &str) -> ::core::result::Result<usize, __E> {
+            fn visit_str<__GangwayE: #serde::de::Error>(self, __key: &str) -> ::core::result::Result<usize, __GangwayE> {
                 match __key {
                     #(#name_arms)*
-                    __other => ::core::result::Result::Err(#private::unknown_arg::<__E>(__other, &[#(#wires),*])),
+                    __other => ::core::result::Result::Err(#private::unknown_arg::<__GangwayE>(__other, &[#(#wires),*])),
                 }
             }
 
-            fn visit_bytes<__E: #serde::de::Error>(self, __key: &[u8]) -> ::core::result::Result<usize, __E> {
+            fn visit_bytes<__GangwayE: #serde::de::Error>(self, __key: &[u8]) -> ::core::result::Result<usize, __GangwayE> {
                 match ::core::str::from_utf8(__key) {
                     ::core::result::Result::Ok(__key) => self.visit_str(__key),
-                    ::core::result::Result::Err(_) => ::core::result::Result::Err(#private::non_utf8_arg_name::<__E>()),
+                    ::core::result::Result::Err(_) => ::core::result::Result::Err(#private::non_utf8_arg_name::<__GangwayE>()),
                 }
             }
         }
@@ -288,20 +298,51 @@ fn apply_args_body(model: &CommandModel, generics: &Generics) -> TokenStream {
     let values: Vec<Ident> = (0..count)
         .map(|i| format_ident!("__gangway_value{}", i))
         .collect();
-    let fills = args
+    // Fields the struct's own default fills: build that default once, only
+    // when one of them is missing, and move the needed fields out of it.
+    let container: Vec<usize> = args
         .iter()
-        .zip(&slots)
-        .zip(&values)
-        .map(|(((field, arg), slot), value)| {
+        .enumerate()
+        .filter(|(_, (_, arg))| matches!(arg.missing, Missing::Container))
+        .map(|(i, _)| i)
+        .collect();
+    let container_default = if container.is_empty() {
+        TokenStream::new()
+    } else {
+        let first = &slots[container[0]];
+        let rest = container[1..].iter().map(|&i| &slots[i]);
+        let cvalues = container
+            .iter()
+            .map(|&i| format_ident!("__gangway_fallback{}", i));
+        let cfields = container.iter().map(|&i| &args[i].0.ident);
+        let nones = container
+            .iter()
+            .map(|_| quote!(::core::option::Option::None));
+        let default = match &model.container_default {
+            Some(SerdeDefault::Path(path)) => quote!(#path()),
+            _ => quote!(<Self as ::core::default::Default>::default()),
+        };
+        quote! {
+            let (#(#cvalues,)*) = if #first.is_none() #(|| #rest.is_none())* {
+                let __gangway_default: Self = #default;
+                (#(::core::option::Option::Some(__gangway_default.#cfields),)*)
+            } else {
+                (#(#nones,)*)
+            };
+        }
+    };
+    let fills = args.iter().enumerate().zip(&slots).zip(&values).map(
+        |(((index, (field, arg)), slot), value)| {
             let ty = &field.ty;
-            let missing = missing_expr(model, field, arg);
+            let missing = missing_expr(model, index, arg);
             quote! {
                 let #value: #ty = match #slot {
                     ::core::option::Option::Some(__v) => __v,
                     ::core::option::Option::None => #missing,
                 };
             }
-        });
+        },
+    );
     let fields = args.iter().map(|(f, _)| &f.ident);
 
     quote! {
@@ -313,7 +354,7 @@ fn apply_args_body(model: &CommandModel, generics: &Generics) -> TokenStream {
             __marker: #marker,
         }
 
-        impl #de_impl_generics #serde::de::Visitor<'de> for __GangwayArgs #ty_generics #where_clause {
+        impl #de_impl_generics #serde::de::Visitor<'__gangway_de> for __GangwayArgs #ty_generics #where_clause {
             type Value = (#(::core::option::Option<#types>,)*);
 
             fn expecting(&self, __f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
@@ -321,10 +362,10 @@ fn apply_args_body(model: &CommandModel, generics: &Generics) -> TokenStream {
             }
 
             #[allow(unused_mut)]
-            fn visit_map<__A: #serde::de::MapAccess<'de>>(
+            fn visit_map<__GangwayA: #serde::de::MapAccess<'__gangway_de>>(
                 self,
-                mut __map: __A,
-            ) -> ::core::result::Result<Self::Value, __A::Error> {
+                mut __map: __GangwayA,
+            ) -> ::core::result::Result<Self::Value, __GangwayA::Error> {
                 #(let mut #slots: ::core::option::Option<#types> = ::core::option::Option::None;)*
                 while let ::core::option::Option::Some(__index) = __map.next_key_seed(__GangwayArgIndex)? {
                     match __index {
@@ -336,13 +377,13 @@ fn apply_args_body(model: &CommandModel, generics: &Generics) -> TokenStream {
             }
 
             #[allow(unused_mut)]
-            fn visit_seq<__A: #serde::de::SeqAccess<'de>>(
+            fn visit_seq<__GangwayA: #serde::de::SeqAccess<'__gangway_de>>(
                 self,
-                mut __seq: __A,
-            ) -> ::core::result::Result<Self::Value, __A::Error> {
+                mut __seq: __GangwayA,
+            ) -> ::core::result::Result<Self::Value, __GangwayA::Error> {
                 #(let #slots = #seq_decoders;)*
                 if __seq.next_element::<#serde::de::IgnoredAny>()?.is_some() {
-                    return ::core::result::Result::Err(#private::too_many_args::<__A::Error>(#count));
+                    return ::core::result::Result::Err(#private::too_many_args::<__GangwayA::Error>(#count));
                 }
                 ::core::result::Result::Ok((#(#slots,)*))
             }
@@ -352,6 +393,7 @@ fn apply_args_body(model: &CommandModel, generics: &Generics) -> TokenStream {
             __gangway_params,
             __GangwayArgs #turbofish { __marker: #private::PhantomData },
         )?;
+        #container_default
         #(#fills)*
         #(self.#fields = #values;)*
         ::core::result::Result::Ok(())
@@ -359,13 +401,10 @@ fn apply_args_body(model: &CommandModel, generics: &Generics) -> TokenStream {
 }
 
 /// The value of an argument a request left out.
-fn missing_expr(model: &CommandModel, field: &FieldModel, arg: &ArgModel) -> TokenStream {
-    let private = {
-        let krate = &model.krate;
-        quote!(#krate::__private)
-    };
+fn missing_expr(model: &CommandModel, index: usize, arg: &ArgModel) -> TokenStream {
+    let krate = &model.krate;
+    let private = quote!(#krate::__private);
     let wire = &arg.wire;
-    let member = &field.ident;
     match &arg.missing {
         Missing::Required => quote! {
             return ::core::result::Result::Err(#private::missing_arg::<#private::DecodeError>(#wire))
@@ -377,16 +416,17 @@ fn missing_expr(model: &CommandModel, field: &FieldModel, arg: &ArgModel) -> Tok
             quote!(::core::convert::Into::into(#expr))
         }
         Missing::DefaultExpr(expr) => quote!(#expr),
-        Missing::Container => match &model.container_default {
-            Some(SerdeDefault::Path(path)) => quote!({
-                let __gangway_default: Self = #path();
-                __gangway_default.#member
-            }),
-            _ => quote!({
-                let __gangway_default: Self = ::core::default::Default::default();
-                __gangway_default.#member
-            }),
-        },
+        Missing::Container => {
+            let fallback = format_ident!("__gangway_fallback{}", index);
+            quote! {
+                match #fallback {
+                    ::core::option::Option::Some(__v) => __v,
+                    ::core::option::Option::None => ::core::unreachable!(
+                        "the struct's default is built whenever a field it fills is missing"
+                    ),
+                }
+            }
+        }
     }
 }
 
@@ -398,40 +438,22 @@ fn is_str_literal(expr: &Expr) -> bool {
     }
 }
 
-/// The struct's generics plus the bounds the impl needs when the struct has
-/// type parameters: each parameter is `Send + Sync + 'static` (a registered
-/// command is shared across threads), `Self` and the response meet the
-/// trait's requirements, argument types built from a parameter can be
-/// decoded and described; then the user's `#[ipc(bound = "...")]`.
+/// The struct's generics plus the bounds the impl needs: those of
+/// [`trait_generics`], then, for argument types built from a type parameter,
+/// that they can be decoded and described; then the user's
+/// `#[ipc(bound = "...")]`.
 fn bounded_generics(model: &CommandModel) -> Generics {
-    let mut generics = model.generics.clone();
-    let params: Vec<Ident> = generics.type_params().map(|p| p.ident.clone()).collect();
-    if params.is_empty() {
-        if !model.bound.is_empty() {
-            generics
-                .make_where_clause()
-                .predicates
-                .extend(model.bound.iter().cloned());
-        }
-        return generics;
-    }
+    let mut generics = trait_generics(&model.generics, &model.ident, &model.krate, &model.response);
+    let params: Vec<Ident> = model
+        .generics
+        .type_params()
+        .map(|p| p.ident.clone())
+        .collect();
     let krate = &model.krate;
     let serde = quote!(#krate::__private::serde);
-    let ident = &model.ident;
-    let response = &model.response;
-    let (_, ty_generics, _) = model.generics.split_for_impl();
-    let mut predicates: Vec<syn::WherePredicate> = params
-        .iter()
-        .map(|param| -> syn::WherePredicate {
-            parse_quote!(#param: ::core::marker::Send + ::core::marker::Sync + 'static)
-        })
-        .collect();
-    predicates.extend::<[syn::WherePredicate; 2]>([
-        parse_quote!(#ident #ty_generics: #serde::Serialize + ::core::marker::Send + 'static),
-        parse_quote!(#response: #serde::Serialize + #serde::de::DeserializeOwned + ::core::marker::Send),
-    ]);
+    let mut predicates: Vec<syn::WherePredicate> = Vec::new();
     for (field, arg) in model.args() {
-        if !mentions_any(&field.ty, &params) {
+        if params.is_empty() || !mentions_any(&field.ty, &params) {
             continue;
         }
         if arg.deserialize_with.is_none() && arg.shape.decode == Decode::Plain {
@@ -443,6 +465,41 @@ fn bounded_generics(model: &CommandModel) -> Generics {
         }
     }
     predicates.extend(model.bound.iter().cloned());
+    if !predicates.is_empty() {
+        generics.make_where_clause().predicates.extend(predicates);
+    }
+    generics
+}
+
+/// The generics plus what the trait itself demands of a generic command:
+/// each type parameter is `Send + 'static` (a registered command is shared
+/// across threads), and `Self` and the response meet the trait's bounds.
+/// Nothing is added to a struct without generics.
+fn trait_generics(
+    generics: &Generics,
+    ident: &Ident,
+    krate: &syn::Path,
+    response: &Type,
+) -> Generics {
+    let mut generics = generics.clone();
+    if generics.params.is_empty() {
+        return generics;
+    }
+    let serde = quote!(#krate::__private::serde);
+    let (_, ty_generics, _) = generics.split_for_impl();
+    let mut predicates: Vec<syn::WherePredicate> = generics
+        .type_params()
+        .map(|param| -> syn::WherePredicate {
+            let param = &param.ident;
+            parse_quote!(#param: ::core::marker::Send + 'static)
+        })
+        .collect();
+    predicates.push(
+        parse_quote!(#ident #ty_generics: #serde::Serialize + ::core::marker::Send + 'static),
+    );
+    predicates.push(parse_quote!(
+        #response: #serde::Serialize + #serde::de::DeserializeOwned + ::core::marker::Send
+    ));
     generics.make_where_clause().predicates.extend(predicates);
     generics
 }
@@ -469,7 +526,8 @@ fn dummy_impl(input: &DeriveInput, partial: Option<&CommandModel>) -> TokenStrea
     let krate: syn::Path = partial.map_or_else(|| parse_quote!(::gangway), |m| m.krate.clone());
     let response: Type = partial.map_or_else(|| parse_quote!(()), |m| m.response.clone());
     let ident = &input.ident;
-    let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
+    let generics = trait_generics(&input.generics, ident, &krate, &response);
+    let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
     let span = Span::call_site();
     quote_spanned! {span=>
         #[automatically_derived]
@@ -491,5 +549,62 @@ fn dummy_impl(input: &DeriveInput, partial: Option<&CommandModel>) -> TokenStrea
                 ::core::unimplemented!()
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn idents(tokens: TokenStream, out: &mut Vec<String>) {
+        for tree in tokens {
+            match tree {
+                proc_macro2::TokenTree::Ident(ident) => out.push(ident.to_string()),
+                proc_macro2::TokenTree::Group(group) => idents(group.stream(), out),
+                _ => {}
+            }
+        }
+    }
+
+    #[test]
+    fn a_renamed_crate_is_the_only_path_used() {
+        let input: DeriveInput = parse_quote! {
+            /// Docs.
+            #[ipc(crate = gw, response = gw::ipc::CommandResult<u8>)]
+            struct Tiny<T: Clone> {
+                #[ipc(positional)]
+                n: u8,
+                #[ipc(stdin)]
+                data: Option<Vec<u8>>,
+                #[serde(default = "gw_default")]
+                label: String,
+                extra: Option<T>,
+                #[ipc(method)]
+                #[serde(skip)]
+                method: String,
+            }
+        };
+        let mut seen = Vec::new();
+        idents(expand(&input), &mut seen);
+        assert!(seen.iter().any(|i| i == "gw"), "the renamed path is used");
+        assert!(
+            !seen.iter().any(|i| i == "gangway"),
+            "no hard-coded `gangway` path: {seen:?}"
+        );
+    }
+
+    #[test]
+    fn errors_come_with_a_placeholder_impl() {
+        let input: DeriveInput = parse_quote! {
+            #[ipc(nmae = "x", response = u8)]
+            struct Broken<T> { value: T }
+        };
+        let output = expand(&input).to_string();
+        assert!(output.contains("compile_error"), "{output}");
+        assert!(output.contains("IpcCommand for Broken"), "{output}");
+        assert!(
+            output.contains("Send + 'static"),
+            "the placeholder has the trait's bounds: {output}"
+        );
     }
 }

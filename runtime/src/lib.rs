@@ -46,6 +46,10 @@ pub mod __private;
 
 pub use ipc::IpcCommand;
 
+/// The MessagePack codec the wire protocol uses, re-exported so a
+/// hand-written [`IpcCommand`](trait@IpcCommand) names the same version.
+pub use rmp_serde;
+
 /// Derives [`IpcCommand`](trait@IpcCommand) for a struct with named fields.
 ///
 /// ```
@@ -91,7 +95,12 @@ pub use ipc::IpcCommand;
 /// - `name = "..."`: the command name; the type's name in snake_case by
 ///   default. It must match `[A-Za-z][A-Za-z0-9_-]*`.
 /// - `handler = method`: the inherent `async fn method(&mut self) -> Response`
-///   that serves a call; `handle` by default.
+///   that serves a call; `handle` by default. If the compiler reports
+///   "multiple applicable items in scope" for `handle`, the inherent method is
+///   missing, or its `impl` block has bounds the struct's generics lack (add
+///   them with `bound`).
+/// - `bound = "T: Trait, ..."`: extra where-clause predicates for the
+///   generated impl. Each type parameter already gets `Send + 'static`.
 /// - `crate = path`: where `gangway` is, if the dependency is renamed.
 ///
 /// # Field attributes: `#[ipc(...)]`
@@ -107,18 +116,30 @@ pub use ipc::IpcCommand;
 ///   can serve several names. Must be `#[serde(skip)]`.
 /// - `short = 'x'`: the short flag (an ASCII letter or digit; `h` is
 ///   reserved for help).
-/// - `default = expr`: the value when the argument is missing, also shown in
-///   help. A string literal is converted with `Into`.
+/// - `default = expr`: the value when the argument is missing. A string
+///   literal is converted with `Into`. Help shows a literal's value.
+/// - `default_text = "..."`: what help shows as the default, for a default
+///   that is not a literal (`default = Speed::Slow, default_text = "slow"`).
 ///
 /// serde's `rename`, `rename_all`, `alias`, `default`, `skip`,
 /// `deserialize_with` and `with` are honoured, so the wire name, the CLI name
 /// and serde never disagree. Arguments of type `bool`, `Option<T>` and
 /// `Vec<T>` are optional; any other argument is required unless it has a
-/// default.
+/// default (its own, or the struct's `#[serde(default)]`).
+///
+/// The type of each argument is read from its syntax for common types
+/// (`String`, integers, floats, `bool`, `PathBuf`, `serde_json::Value`, raw
+/// bytes as `Vec<u8>`, `Box<[u8]>` or any type named `Bytes` or `ByteBuf`,
+/// `Option<T>`, `Vec<T>` and sets); any other type must implement
+/// [`ArgType`](tool::ArgType) (derive [`ArgEnum`](derive@ArgEnum) for enums).
+/// A type alias is not seen through: write `Option<T>`, `Vec<T>` or `bool`
+/// out, since they change how the argument is bound.
 pub use gangway_macros::IpcCommand;
 
 /// Derives [`ArgType`](tool::ArgType) for an enum of unit variants, so a
-/// command argument can be one of its names (serde's names for the variants).
+/// command argument can be one of its names (serde's names for the variants,
+/// following `rename`, `rename_all` and `skip`). `#[arg_enum(crate = path)]`
+/// names a renamed `gangway` dependency.
 ///
 /// ```
 /// use gangway::ArgEnum;

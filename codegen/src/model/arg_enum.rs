@@ -1,9 +1,9 @@
 //! The model of `#[derive(ArgEnum)]`: an enum of unit variants whose serde
 //! names are the values an argument may take.
 
-use syn::{Attribute, LitStr};
+use syn::Attribute;
 
-use super::attr::skip_value;
+use super::attr::{skip_value, string_or_deserialize};
 use super::naming::RenameRule;
 
 /// An enum usable as an argument type.
@@ -41,10 +41,12 @@ impl ArgEnumModel {
         for attr in &input.attrs {
             if attr.path().is_ident("serde") {
                 let _ = attr.parse_nested_meta(|meta| {
-                    if meta.path.is_ident("rename_all") && meta.input.peek(syn::Token![=]) {
-                        let lit: LitStr = meta.value()?.parse()?;
+                    if meta.path.is_ident("rename_all") {
                         // serde's derive reports an unknown rule.
-                        rename_all = RenameRule::from_name(&lit.value());
+                        if let Some(lit) = string_or_deserialize(&meta, "rename_all", &mut errors)?
+                        {
+                            rename_all = RenameRule::from_name(&lit.value());
+                        }
                     } else {
                         skip_value(&meta)?;
                     }
@@ -64,6 +66,7 @@ impl ArgEnumModel {
             }
         }
         let mut values = Vec::new();
+        let mut skipped_units = 0usize;
         for variant in &data.variants {
             if !matches!(variant.fields, syn::Fields::Unit) {
                 errors.push(
@@ -76,8 +79,9 @@ impl ArgEnumModel {
                 );
                 continue;
             }
-            let (rename, skipped) = variant_serde(&variant.attrs);
+            let (rename, skipped) = variant_serde(&variant.attrs, &mut errors);
             if skipped {
+                skipped_units += 1;
                 continue;
             }
             let name = rename.unwrap_or_else(|| match rename_all {
@@ -86,7 +90,14 @@ impl ArgEnumModel {
             });
             values.push(name);
         }
-        if data.variants.is_empty() {
+        if values.is_empty() && skipped_units > 0 {
+            errors.push(
+                darling::Error::custom(
+                    "every variant is skipped by serde, so an argument of this type could take no value",
+                )
+                .with_span(&input.ident),
+            );
+        } else if data.variants.is_empty() {
             errors.push(
                 darling::Error::custom("an enum with no variants has no values to accept")
                     .with_span(&input.ident),
@@ -102,13 +113,18 @@ impl ArgEnumModel {
 }
 
 /// A variant's serde name and whether serde skips it when deserializing.
-fn variant_serde(attrs: &[Attribute]) -> (Option<String>, bool) {
+fn variant_serde(
+    attrs: &[Attribute],
+    errors: &mut darling::error::Accumulator,
+) -> (Option<String>, bool) {
     let mut rename = None;
     let mut skipped = false;
     for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
         let _ = attr.parse_nested_meta(|meta| {
-            if meta.path.is_ident("rename") && meta.input.peek(syn::Token![=]) {
-                rename = Some(meta.value()?.parse::<LitStr>()?.value());
+            if meta.path.is_ident("rename") {
+                if let Some(lit) = string_or_deserialize(&meta, "rename", errors)? {
+                    rename = Some(lit.value());
+                }
             } else if meta.path.is_ident("skip") || meta.path.is_ident("skip_deserializing") {
                 skipped = true;
             } else {
@@ -138,6 +154,34 @@ mod tests {
         };
         let model = ArgEnumModel::from_derive_input(&input).unwrap();
         assert_eq!(model.values, ["very-fast", "slow"]);
+    }
+
+    #[test]
+    fn split_renames_follow_the_deserialize_side_when_they_agree() {
+        let input: syn::DeriveInput = syn::parse_quote! {
+            #[serde(rename_all(deserialize = "lowercase"))]
+            enum Speed { Fast, #[serde(rename(deserialize = "crawl"))] Slow }
+        };
+        let model = ArgEnumModel::from_derive_input(&input).unwrap();
+        assert_eq!(model.values, ["fast", "crawl"]);
+        let input: syn::DeriveInput = syn::parse_quote! {
+            #[serde(rename_all(serialize = "UPPERCASE", deserialize = "lowercase"))]
+            enum Speed { Fast }
+        };
+        let err = ArgEnumModel::from_derive_input(&input).unwrap_err();
+        assert!(err.to_string().contains("two names"), "{err}");
+    }
+
+    #[test]
+    fn all_skipped_is_refused() {
+        let input: syn::DeriveInput = syn::parse_quote! {
+            enum Nothing { #[serde(skip)] A, #[serde(skip_deserializing)] B }
+        };
+        let err = ArgEnumModel::from_derive_input(&input).unwrap_err();
+        assert!(
+            err.to_string().contains("every variant is skipped"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -1,18 +1,231 @@
-//! The attributes a command struct carries: `#[ipc(...)]` (parsed by
-//! darling, which reports unknown keys with the nearest known one), the
+//! The attributes a command struct carries: `#[ipc(...)]`, the
 //! `#[serde(...)]` keys that change the wire format, and `///` docs.
+//!
+//! `#[ipc(...)]` is read by a small parser of our own rather than darling's
+//! derive: `response = Result<T, E>` holds a comma only a type parser can
+//! place, a mistake in one key must not hide the others, and each message
+//! names the fix in gangway's words. Errors go into darling's accumulator.
 
-use darling::FromField;
-use darling::util::{Flag, SpannedValue};
-use proc_macro2::Span;
-use syn::spanned::Spanned;
+use proc_macro2::{Span, TokenStream, TokenTree};
+use syn::parse::{ParseStream, Parser};
+use syn::spanned::Spanned as _;
 use syn::{Attribute, Expr, ExprLit, ExprPath, Lit, LitStr, Token};
 
 use super::naming::RenameRule;
+use crate::schema::closest;
 
-/// `#[ipc(...)]` on the struct, read by hand rather than by darling's derive
-/// because `response = Result<T, E>` is a type with a comma inside, which
-/// only a type parser can delimit.
+/// A value with the span of the attribute that gave it.
+#[derive(Debug, Clone)]
+pub struct Spanned<T> {
+    /// The value.
+    pub value: T,
+    /// Where it was written.
+    pub span: Span,
+}
+
+/// A key written without a value, such as `positional`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Flag(Option<Span>);
+
+impl Flag {
+    /// Whether the key was written.
+    pub fn is_present(&self) -> bool {
+        self.0.is_some()
+    }
+
+    /// Where it was written (the call site when it was not).
+    pub fn span(&self) -> Span {
+        self.0.unwrap_or_else(Span::call_site)
+    }
+}
+
+/// One `key` or `key = value` of an `#[ipc(...)]` attribute.
+struct Entry {
+    key: syn::Ident,
+    /// The tokens after `=`, up to the next top-level comma.
+    value: Option<TokenStream>,
+}
+
+impl Entry {
+    fn name(&self) -> String {
+        let name = self.key.to_string();
+        name.strip_prefix("r#").map(str::to_owned).unwrap_or(name)
+    }
+
+    /// The value parsed as `T`, or an error showing what the key takes.
+    fn parse<T: syn::parse::Parse>(&self, example: &str) -> darling::Result<T> {
+        let name = self.name();
+        let Some(value) = &self.value else {
+            return Err(darling::Error::custom(format!(
+                "`{name}` needs a value, as in `{name} = {example}`"
+            ))
+            .with_span(&self.key));
+        };
+        syn::parse2::<T>(value.clone()).map_err(|_| {
+            darling::Error::custom(format!("`{name}` takes a value like `{name} = {example}`"))
+                .with_span(&value_span(value, &self.key))
+        })
+    }
+
+    /// A key that takes no value.
+    fn flag(&self, errors: &mut darling::error::Accumulator) -> Flag {
+        if let Some(value) = &self.value {
+            let name = self.name();
+            errors.push(
+                darling::Error::custom(format!("`{name}` takes no value: write `#[ipc({name})]`"))
+                    .with_span(&value_span(value, &self.key)),
+            );
+        }
+        Flag(Some(self.key.span()))
+    }
+}
+
+fn value_span(value: &TokenStream, key: &syn::Ident) -> Span {
+    value
+        .clone()
+        .into_iter()
+        .next()
+        .map_or_else(|| key.span(), |t| t.span())
+}
+
+/// Reads every `#[ipc(...)]` among `attrs` into entries. A malformed entry
+/// is reported and skipped up to the next comma; the rest are still read.
+fn ipc_entries(attrs: &[Attribute], errors: &mut darling::error::Accumulator) -> Vec<Entry> {
+    let mut entries = Vec::new();
+    for attr in attrs.iter().filter(|a| a.path().is_ident("ipc")) {
+        let syn::Meta::List(list) = &attr.meta else {
+            errors.push(
+                darling::Error::custom(
+                    "`#[ipc]` needs its keys in parentheses, as in `#[ipc(positional)]`",
+                )
+                .with_span(&attr.meta),
+            );
+            continue;
+        };
+        let parser = |input: ParseStream<'_>| -> syn::Result<()> {
+            while !input.is_empty() {
+                let chunk = take_until_comma(input)?;
+                if !chunk.is_empty() {
+                    match split_entry(chunk) {
+                        Ok(entry) => entries.push(entry),
+                        Err(error) => errors.push(error),
+                    }
+                }
+                if !input.is_empty() {
+                    input.parse::<Token![,]>()?;
+                }
+            }
+            Ok(())
+        };
+        if let Err(error) = parser.parse2(list.tokens.clone()) {
+            errors.push(error.into());
+        }
+    }
+    entries
+}
+
+/// The tokens up to the next comma outside `<...>`.
+fn take_until_comma(input: ParseStream<'_>) -> syn::Result<TokenStream> {
+    input.step(|cursor| {
+        let mut rest = *cursor;
+        let mut out = TokenStream::new();
+        let mut angle_depth = 0usize;
+        let mut previous_dash = false;
+        while let Some((tree, next)) = rest.token_tree() {
+            if let TokenTree::Punct(punct) = &tree {
+                match punct.as_char() {
+                    ',' if angle_depth == 0 => break,
+                    '<' => angle_depth += 1,
+                    // `->` in a function type is not a closing bracket.
+                    '>' if !previous_dash => angle_depth = angle_depth.saturating_sub(1),
+                    _ => {}
+                }
+                previous_dash = punct.as_char() == '-';
+            } else {
+                previous_dash = false;
+            }
+            out.extend([tree]);
+            rest = next;
+        }
+        Ok((out, rest))
+    })
+}
+
+/// `key` or `key = value`.
+fn split_entry(tokens: TokenStream) -> darling::Result<Entry> {
+    let mut trees = tokens.into_iter();
+    let key = match trees.next() {
+        Some(TokenTree::Ident(key)) => key,
+        Some(other) => {
+            return Err(darling::Error::custom(
+                "expected a key, such as `positional` or `short = 'n'`",
+            )
+            .with_span(&other.span()));
+        }
+        None => {
+            return Err(darling::Error::custom("expected a key").with_span(&Span::call_site()));
+        }
+    };
+    let key_text = key.to_string();
+    match trees.next() {
+        None => Ok(Entry { key, value: None }),
+        Some(TokenTree::Punct(eq)) if eq.as_char() == '=' => {
+            let value: TokenStream = trees.collect();
+            if value.is_empty() {
+                return Err(darling::Error::custom(format!("`{key_text}` needs a value after `=`"))
+                    .with_span(&eq.span()));
+            }
+            Ok(Entry {
+                key,
+                value: Some(value),
+            })
+        }
+        Some(other) => Err(darling::Error::custom(format!(
+            "expected `=` or `,` after `{key_text}`: write `{key_text} = value`, or `{key_text}` alone"
+        ))
+        .with_span(&other.span())),
+    }
+}
+
+/// Reports an unknown key, suggesting the nearest known one.
+fn unknown_key(
+    entry: &Entry,
+    known: &[&str],
+    place: &str,
+    errors: &mut darling::error::Accumulator,
+) {
+    let key = entry.name();
+    let message = match closest(&key, known.iter().copied()) {
+        Some(near) => format!("unknown key `{key}`; did you mean `{near}`?"),
+        None => format!(
+            "unknown key `{key}`; `#[ipc(...)]` on a {place} accepts {}",
+            known
+                .iter()
+                .map(|k| format!("`{k}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    errors.push(darling::Error::custom(message).with_span(&entry.key));
+}
+
+/// Stores a key's value, reporting a key given twice.
+fn once<T>(
+    slot: &mut Option<T>,
+    value: T,
+    entry: &Entry,
+    errors: &mut darling::error::Accumulator,
+) {
+    if slot.is_some() {
+        errors.push(
+            darling::Error::custom(format!("`{}` is given twice; keep one", entry.name()))
+                .with_span(&entry.key),
+        );
+    }
+    *slot = Some(value);
+}
+
+/// `#[ipc(...)]` and the other attributes of a command struct.
 #[derive(Debug)]
 pub struct CommandOpts {
     /// The struct's name.
@@ -21,10 +234,10 @@ pub struct CommandOpts {
     pub generics: syn::Generics,
     /// `doc` and `serde` attributes.
     pub attrs: Vec<Attribute>,
-    /// The fields, each read by darling.
+    /// The fields.
     pub fields: Vec<FieldOpts>,
     /// `name = "..."`: the command name; the type's name in snake_case by default.
-    pub name: Option<SpannedValue<String>>,
+    pub name: Option<Spanned<String>>,
     /// `response = Type`: what the handler returns.
     pub response: Option<syn::Type>,
     /// `handler = method`: the inherent async method that handles a call.
@@ -36,7 +249,18 @@ pub struct CommandOpts {
 }
 
 /// The keys `#[ipc(...)]` accepts on a struct.
-const STRUCT_KEYS: &[&str] = &["name", "response", "handler", "crate", "bound"];
+const STRUCT_KEYS: &[&str] = &["name", "response", "handler", "bound", "crate"];
+
+/// The keys `#[ipc(...)]` accepts on a field.
+const FIELD_KEYS: &[&str] = &[
+    "positional",
+    "stdin",
+    "state",
+    "method",
+    "short",
+    "default",
+    "default_text",
+];
 
 impl CommandOpts {
     /// Reads the struct's attributes and fields, reporting every problem into
@@ -45,12 +269,7 @@ impl CommandOpts {
         let mut opts = CommandOpts {
             ident: input.ident.clone(),
             generics: input.generics.clone(),
-            attrs: input
-                .attrs
-                .iter()
-                .filter(|a| a.path().is_ident("doc") || a.path().is_ident("serde"))
-                .cloned()
-                .collect(),
+            attrs: doc_and_serde(&input.attrs),
             fields: Vec::new(),
             name: None,
             response: None,
@@ -58,65 +277,75 @@ impl CommandOpts {
             krate: None,
             bound: Vec::new(),
         };
-        for attr in input.attrs.iter().filter(|a| a.path().is_ident("ipc")) {
-            let result = attr.parse_nested_meta(|meta| {
-                let key = path_name(&meta.path);
-                let duplicate = match key.as_str() {
-                    "name" => {
-                        let lit: LitStr = meta.value()?.parse()?;
-                        opts.name.replace(SpannedValue::new(lit.value(), lit.span())).is_some()
-                    }
-                    "response" => opts.response.replace(meta.value()?.parse()?).is_some(),
-                    "handler" => opts.handler.replace(meta.value()?.parse()?).is_some(),
-                    "crate" => {
-                        let value = meta.value()?;
-                        let path = if value.peek(LitStr) {
-                            value.parse::<LitStr>()?.parse()?
-                        } else {
-                            value.parse()?
+        for entry in ipc_entries(&input.attrs, errors) {
+            match entry.name().as_str() {
+                "name" => {
+                    if let Some(lit) = errors.handle(entry.parse::<LitStr>("\"web_search\"")) {
+                        let value = Spanned {
+                            value: lit.value(),
+                            span: lit.span(),
                         };
-                        opts.krate.replace(path).is_some()
+                        once(&mut opts.name, value, &entry, errors);
                     }
-                    "bound" => {
-                        let lit: LitStr = meta.value()?.parse()?;
-                        let predicates = lit.parse_with(
-                            syn::punctuated::Punctuated::<syn::WherePredicate, Token![,]>::parse_terminated,
-                        )?;
-                        opts.bound.extend(predicates);
-                        false
-                    }
-                    _ => {
-                        errors.push(
-                            darling::Error::unknown_field_with_alts(&key, STRUCT_KEYS)
-                                .with_span(&meta.path),
-                        );
-                        skip_value(&meta)?;
-                        false
-                    }
-                };
-                if duplicate {
-                    errors.push(darling::Error::duplicate_field(&key).with_span(&meta.path));
                 }
-                Ok(())
-            });
-            if let Err(error) = result {
-                errors.push(error.into());
+                "response" => {
+                    if let Some(ty) = errors.handle(entry.parse::<syn::Type>("String")) {
+                        once(&mut opts.response, ty, &entry, errors);
+                    }
+                }
+                "handler" => {
+                    if let Some(ident) = errors.handle(entry.parse::<syn::Ident>("run")) {
+                        once(&mut opts.handler, ident, &entry, errors);
+                    }
+                }
+                "crate" => {
+                    let path = entry.value.as_ref().and_then(|value| {
+                        syn::parse2::<LitStr>(value.clone())
+                            .and_then(|lit| lit.parse::<syn::Path>())
+                            .or_else(|_| syn::parse2::<syn::Path>(value.clone()))
+                            .ok()
+                    });
+                    match path {
+                        Some(path) => once(&mut opts.krate, path, &entry, errors),
+                        None => errors.push(
+                            darling::Error::custom(
+                                "`crate` takes a path, as in `crate = my_gangway`",
+                            )
+                            .with_span(&entry.key),
+                        ),
+                    }
+                }
+                "bound" => {
+                    if let Some(lit) = errors.handle(entry.parse::<LitStr>("\"T: Clone\"")) {
+                        let parsed = lit.parse_with(
+                            syn::punctuated::Punctuated::<syn::WherePredicate, Token![,]>::parse_terminated,
+                        );
+                        match parsed {
+                            Ok(predicates) => opts.bound.extend(predicates),
+                            Err(_) => errors.push(
+                                darling::Error::custom(
+                                    "`bound` takes where-clause predicates in a string, as in \
+                                     `bound = \"T: Clone, U: Send\"`",
+                                )
+                                .with_span(&lit),
+                            ),
+                        }
+                    }
+                }
+                _ => unknown_key(&entry, STRUCT_KEYS, "struct", errors),
             }
         }
         if let syn::Data::Struct(data) = &input.data {
             for field in &data.fields {
-                if let Some(field) = errors.handle(FieldOpts::from_field(field)) {
-                    opts.fields.push(field);
-                }
+                opts.fields.push(FieldOpts::read(field, errors));
             }
         }
         opts
     }
 }
 
-/// `#[ipc(...)]` on a field.
-#[derive(Debug, FromField)]
-#[darling(attributes(ipc), forward_attrs(doc, serde))]
+/// `#[ipc(...)]` and the other attributes of a field.
+#[derive(Debug)]
 pub struct FieldOpts {
     /// The field's name.
     pub ident: Option<syn::Ident>,
@@ -133,28 +362,79 @@ pub struct FieldOpts {
     /// `method`: receives the name the command was called by.
     pub method: Flag,
     /// `short = 'x'`: the short flag.
-    pub short: Option<SpannedValue<char>>,
-    /// `default = <expr>`: the value when the argument is missing, also shown
-    /// in help.
-    pub default: Option<DefaultExpr>,
+    pub short: Option<Spanned<char>>,
+    /// `default = <expr>`: the value when the argument is missing.
+    pub default: Option<Expr>,
+    /// `default_text = "..."`: how help shows the default.
+    pub default_text: Option<Spanned<String>>,
 }
 
-/// The expression of `#[ipc(default = ...)]`, taken as written: a string
-/// literal is the string itself, not an expression to parse out of it.
-#[derive(Debug, Clone)]
-pub struct DefaultExpr(pub Expr);
-
-impl darling::FromMeta for DefaultExpr {
-    fn from_expr(expr: &Expr) -> darling::Result<Self> {
-        Ok(DefaultExpr(expr.clone()))
+impl FieldOpts {
+    fn read(field: &syn::Field, errors: &mut darling::error::Accumulator) -> Self {
+        let mut opts = FieldOpts {
+            ident: field.ident.clone(),
+            ty: field.ty.clone(),
+            attrs: doc_and_serde(&field.attrs),
+            positional: Flag::default(),
+            stdin: Flag::default(),
+            state: Flag::default(),
+            method: Flag::default(),
+            short: None,
+            default: None,
+            default_text: None,
+        };
+        for entry in ipc_entries(&field.attrs, errors) {
+            match entry.name().as_str() {
+                "positional" => opts.positional = entry.flag(errors),
+                "stdin" => opts.stdin = entry.flag(errors),
+                "state" => opts.state = entry.flag(errors),
+                "method" => opts.method = entry.flag(errors),
+                "short" => {
+                    let short = entry.parse::<Lit>("'n'").and_then(|lit| match &lit {
+                        Lit::Char(c) => Ok(Spanned {
+                            value: c.value(),
+                            span: c.span(),
+                        }),
+                        Lit::Str(s) if s.value().chars().count() == 1 => Ok(Spanned {
+                            value: s.value().chars().next().unwrap_or_default(),
+                            span: s.span(),
+                        }),
+                        other => Err(darling::Error::custom(
+                            "`short` takes one character, as in `short = 'n'`",
+                        )
+                        .with_span(other)),
+                    });
+                    if let Some(short) = errors.handle(short) {
+                        once(&mut opts.short, short, &entry, errors);
+                    }
+                }
+                "default" => {
+                    if let Some(expr) = errors.handle(entry.parse::<Expr>("10")) {
+                        once(&mut opts.default, expr, &entry, errors);
+                    }
+                }
+                "default_text" => {
+                    if let Some(lit) = errors.handle(entry.parse::<LitStr>("\"10\"")) {
+                        let value = Spanned {
+                            value: lit.value(),
+                            span: lit.span(),
+                        };
+                        once(&mut opts.default_text, value, &entry, errors);
+                    }
+                }
+                _ => unknown_key(&entry, FIELD_KEYS, "field", errors),
+            }
+        }
+        opts
     }
+}
 
-    fn from_value(lit: &Lit) -> darling::Result<Self> {
-        Ok(DefaultExpr(Expr::Lit(ExprLit {
-            attrs: Vec::new(),
-            lit: lit.clone(),
-        })))
-    }
+fn doc_and_serde(attrs: &[Attribute]) -> Vec<Attribute> {
+    attrs
+        .iter()
+        .filter(|a| a.path().is_ident("doc") || a.path().is_ident("serde"))
+        .cloned()
+        .collect()
 }
 
 /// serde's `default` on a struct or field.
@@ -276,7 +556,7 @@ pub fn serde_field(attrs: &[Attribute], errors: &mut darling::error::Accumulator
 
 /// `key = "x"`, or `key(serialize = "x", deserialize = "y")` where both must
 /// agree because one name serves both directions on the wire.
-fn string_or_deserialize(
+pub(super) fn string_or_deserialize(
     meta: &syn::meta::ParseNestedMeta<'_>,
     key: &str,
     errors: &mut darling::error::Accumulator,

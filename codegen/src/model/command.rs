@@ -209,6 +209,7 @@ impl ArgModel {
             .into();
         param.repeatable = self.shape.repeatable;
         param.required = self.required();
+        param.optional = self.shape.optional;
         param.default = self.default_text.clone().map(Into::into);
         param.positional = self.positional;
         param.stdin = self.stdin;
@@ -251,20 +252,47 @@ fn build(opts: CommandOpts, errors: &mut Accumulator) -> CommandModel {
 
     let name = match &opts.name {
         Some(name) => {
-            if !is_valid_command_name(name) {
+            if !is_valid_command_name(&name.value) {
                 errors.push(
                     darling::Error::custom(format!(
                         "invalid command name `{}`: a name becomes a file name and a shell word, so it \
                          must match `[A-Za-z][A-Za-z0-9_-]*`",
-                        name.as_str()
+                        name.value
                     ))
-                    .with_span(&name.span()),
+                    .with_span(&name.span),
                 );
             }
-            name.as_str().to_owned()
+            name.value.clone()
         }
-        None => snake_case(&opts.ident.to_string()),
+        None => {
+            let ident = opts.ident.to_string();
+            let name = snake_case(ident.strip_prefix("r#").unwrap_or(&ident));
+            if !is_valid_command_name(&name) {
+                errors.push(
+                    darling::Error::custom(format!(
+                        "`{}` would be the command `{name}`, which is not a valid command name (it must \
+                         match `[A-Za-z][A-Za-z0-9_-]*`); give it one with `#[ipc(name = \"...\")]`",
+                        opts.ident
+                    ))
+                    .with_span(&opts.ident),
+                );
+            }
+            name
+        }
     };
+
+    for param in &opts.generics.params {
+        if let syn::GenericParam::Lifetime(lifetime) = param {
+            errors.push(
+                darling::Error::custom(format!(
+                    "a command cannot borrow (`IpcCommand` is `'static`, and arguments are decoded into \
+                     owned values); remove the lifetime `{}`",
+                    lifetime.lifetime
+                ))
+                .with_span(&lifetime.lifetime),
+            );
+        }
+    }
 
     let response = match opts.response {
         Some(ty) => ty,
@@ -380,7 +408,7 @@ fn build_field(
                 darling::Error::custom(format!(
                     "`short` is for arguments; `{ident}` is `#[ipc({key})]`"
                 ))
-                .with_span(&short.span()),
+                .with_span(&short.span),
             );
         }
         if let Some(default) = &field.default {
@@ -388,7 +416,7 @@ fn build_field(
                 darling::Error::custom(format!(
                     "`default` is for arguments; `{ident}` is `#[ipc({key})]` and keeps its value"
                 ))
-                .with_span(&default.0),
+                .with_span(default),
             );
         }
         if field.method.is_present() && !ty::is_string(&field.ty) {
@@ -449,6 +477,32 @@ fn build_field(
         (None, None) => raw_name,
     };
     let long = cli_long_name(&wire);
+    let valid_long = |long: &str| {
+        long.starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
+            && long
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+    };
+    if !valid_long(&long) {
+        errors.push(
+            darling::Error::custom(format!(
+                "argument `{ident}` has the wire name `{wire}`, which cannot be a command-line flag; \
+                 use ASCII letters, digits, `_` and `-` in `#[serde(rename = \"...\")]`"
+            ))
+            .with_span(&ident),
+        );
+    }
+    for alias in &serde.aliases {
+        if !valid_long(&cli_long_name(alias)) {
+            errors.push(
+                darling::Error::custom(format!(
+                    "argument `{ident}` has the alias `{alias}`, which cannot be a command-line flag; \
+                     use ASCII letters, digits, `_` and `-`"
+                ))
+                .with_span(&ident),
+            );
+        }
+    }
 
     let is_bool = matches!(shape.kind, KindSource::Known(ValueKind::Bool)) && !shape.repeatable;
 
@@ -468,12 +522,12 @@ fn build_field(
             darling::Error::custom(format!(
                 "positional argument `{ident}` cannot have a `short` flag; remove `short` or `positional`"
             ))
-            .with_span(&short.span()),
+            .with_span(&short.span),
         );
     }
     if field.stdin.is_present() {
         let text_or_bytes = matches!(&shape.kind, KindSource::Known(k) if k.is_text_or_bytes());
-        if !text_or_bytes || shape.repeatable {
+        if !text_or_bytes || shape.repeatable || ty::is_char(&field.ty) {
             errors.push(
                 darling::Error::custom(format!(
                     "`#[ipc(stdin)]` field `{ident}` must hold text or bytes (`String`, `Vec<u8>`, or \
@@ -484,13 +538,13 @@ fn build_field(
         }
     }
     let short = field.short.as_ref().and_then(|short| {
-        let c = **short;
+        let c = short.value;
         if !c.is_ascii_alphanumeric() {
             errors.push(
                 darling::Error::custom(format!(
                     "short flag `{c}` must be an ASCII letter or digit, as in `short = 'n'`"
                 ))
-                .with_span(&short.span()),
+                .with_span(&short.span),
             );
             None
         } else if RESERVED_SHORTS.contains(&c) {
@@ -498,7 +552,7 @@ fn build_field(
                 darling::Error::custom(format!(
                     "short flag `-{c}` is reserved for `--help`; pick another letter"
                 ))
-                .with_span(&short.span()),
+                .with_span(&short.span),
             );
             None
         } else {
@@ -506,7 +560,9 @@ fn build_field(
         }
     });
 
-    let (missing, default_text) = match (&field.default, &serde.default) {
+    // The field's own default first, then the struct's (as serde does), then
+    // what the type implies.
+    let (missing, mut default_text) = match (&field.default, &serde.default) {
         (Some(expr), Some((_, serde_span))) => {
             errors.push(
                 darling::Error::custom(format!(
@@ -514,25 +570,44 @@ fn build_field(
                 ))
                 .with_span(serde_span),
             );
-            (
-                Missing::DefaultExpr(expr.0.clone()),
-                Some(expr_text(&expr.0)),
-            )
+            (Missing::DefaultExpr(expr.clone()), literal_text(expr))
         }
-        (Some(expr), None) => (
-            Missing::DefaultExpr(expr.0.clone()),
-            Some(expr_text(&expr.0)),
-        ),
+        (Some(expr), None) => (Missing::DefaultExpr(expr.clone()), literal_text(expr)),
         (None, Some((SerdeDefault::Trait, _))) => {
             (Missing::DefaultTrait, trait_default_text(&shape))
         }
         (None, Some((SerdeDefault::Path(path), _))) => (Missing::DefaultPath(path.clone()), None),
+        (None, None) if container.default.is_some() => (Missing::Container, None),
         (None, None) if shape.optional => (Missing::None, None),
         (None, None) if is_bool => (Missing::DefaultTrait, Some("false".to_owned())),
         (None, None) if shape.repeatable => (Missing::DefaultTrait, None),
-        (None, None) if container.default.is_some() => (Missing::Container, None),
         (None, None) => (Missing::Required, None),
     };
+    if let Some(text) = &field.default_text {
+        if matches!(missing, Missing::Required) {
+            errors.push(
+                darling::Error::custom(format!(
+                    "`default_text` describes a default, but argument `{ident}` has none; add \
+                     `default = ...` or remove `default_text`"
+                ))
+                .with_span(&text.span),
+            );
+        }
+        default_text = Some(text.value.clone());
+    }
+    if is_bool
+        && !shape.optional
+        && let Some(expr) = &field.default
+        && literal_text(expr).as_deref() == Some("true")
+    {
+        errors.push(
+            darling::Error::custom(format!(
+                "flag `--{long}` would be on by default and could never be turned off; use an \
+                 `Option<bool>` (given as `--{long}=false`) or invert it, as in `no_{ident}`"
+            ))
+            .with_span(expr),
+        );
+    }
 
     let positional = field.positional.is_present().then(|| {
         let index = *next_positional;
@@ -614,7 +689,9 @@ fn check_fields(fields: &[FieldModel], errors: &mut Accumulator) {
                 .with_span(&field.ident),
             );
         }
+        // A list that is not last is reported above; it is optional by nature.
         if !arg.required()
+            && !arg.shape.repeatable
             && let Some((later, _)) = positionals[i + 1..].iter().find(|(_, a)| a.required())
         {
             errors.push(
@@ -678,21 +755,22 @@ fn check_fields(fields: &[FieldModel], errors: &mut Accumulator) {
     }
 }
 
-/// The text shown for `#[ipc(default = expr)]`: a literal's value, else the
-/// expression as written.
-fn expr_text(expr: &Expr) -> String {
+/// The text help shows for `#[ipc(default = expr)]`: a literal's value.
+/// Any other expression's value is known only at run time, so it has no text
+/// unless `default_text` gives one.
+fn literal_text(expr: &Expr) -> Option<String> {
     match expr {
-        Expr::Lit(lit) => lit_text(&lit.lit),
+        Expr::Lit(lit) => Some(lit_text(&lit.lit)),
         Expr::Unary(syn::ExprUnary {
             op: syn::UnOp::Neg(_),
             expr,
             ..
         }) => match &**expr {
-            Expr::Lit(lit) => format!("-{}", lit_text(&lit.lit)),
-            _ => quote::quote!(#expr).to_string(),
+            Expr::Lit(lit) => Some(format!("-{}", lit_text(&lit.lit))),
+            _ => None,
         },
-        Expr::Group(group) => expr_text(&group.expr),
-        _ => quote::quote!(#expr).to_string(),
+        Expr::Group(group) => literal_text(&group.expr),
+        _ => None,
     }
 }
 
@@ -717,5 +795,103 @@ fn trait_default_text(shape: &ArgShape) -> Option<String> {
         KindSource::Known(ValueKind::Float) => Some("0".to_owned()),
         KindSource::Known(ValueKind::Bool) => Some("false".to_owned()),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn model(src: &str) -> Result<CommandModel, Rejected> {
+        let input: syn::DeriveInput = syn::parse_str(src).expect("test input parses as Rust");
+        CommandModel::from_derive_input(&input)
+    }
+
+    #[test]
+    fn odd_attributes_are_errors_never_panics() {
+        let struct_attrs = [
+            "#[ipc()]",
+            "#[ipc(,,)]",
+            "#[ipc(= x)]",
+            "#[ipc(a b c)]",
+            "#[ipc(crate)]",
+            "#[ipc(crate = )]",
+            "#[ipc(response = )]",
+            "#[ipc(response = Vec<)]",
+            "#[ipc(response = fn() -> u8, name = \"x\")]",
+            "#[ipc(r#type = 1)]",
+            "#[ipc(name = 5)]",
+            "#[ipc(name = \"\")]",
+            "#[ipc(bound = \"T:\")]",
+            "#[ipc(handler = 1 + 2)]",
+            "#[ipc = \"x\"]",
+            "#[ipc(response = u8)] #[ipc(response = u8)]",
+        ];
+        let field_attrs = [
+            "#[ipc(short = '')]",
+            "#[ipc(short = 'ab')]",
+            "#[ipc(short = \"\")]",
+            "#[ipc(default = )]",
+            "#[ipc(default = {)]",
+            "#[ipc(positional, positional)]",
+            "#[ipc(stdin = 1)]",
+            "#[serde(rename)]",
+            "#[serde(rename = 1)]",
+            "#[serde(rename(serialize = \"a\"))]",
+            "#[serde(default = 1)]",
+            "#[serde(with = \"\")]",
+            "#[serde(alias)]",
+        ];
+        // Inputs the compiler's lexer would refuse never reach the macro.
+        let mut tried = 0;
+        let sources = struct_attrs
+            .iter()
+            .map(|attr| format!("{attr} struct S {{ a: String }}"))
+            .chain(
+                field_attrs
+                    .iter()
+                    .map(|attr| format!("#[ipc(response = u8)] struct S {{ {attr} a: String }}")),
+            );
+        for src in sources {
+            if let Ok(input) = syn::parse_str::<syn::DeriveInput>(&src) {
+                tried += 1;
+                let _ = CommandModel::from_derive_input(&input);
+            }
+        }
+        assert!(tried >= 24, "only {tried} inputs parsed");
+    }
+
+    #[test]
+    fn every_error_of_a_struct_is_reported_together() {
+        let err = model(
+            r#"
+            #[ipc(nmae = "x")]
+            struct S {
+                #[ipc(short = '-')] a: u8,
+                #[ipc(stdin)] b: u8,
+                #[ipc(positional)] c: Option<u8>,
+                #[ipc(positional)] d: u8,
+            }
+            "#,
+        )
+        .unwrap_err();
+        // Unknown key, missing response, bad short, stdin type, positional order.
+        assert_eq!(err.error.len(), 5, "{}", err.error);
+        assert!(
+            err.partial.is_some(),
+            "the model is kept for the placeholder impl"
+        );
+    }
+
+    #[test]
+    fn a_struct_default_takes_precedence_over_type_defaults() {
+        let model = model(
+            "#[serde(default)] #[ipc(response = u8)] struct S { flag: bool, list: Vec<u8>, maybe: Option<u8>, n: u8 }",
+        )
+        .unwrap();
+        for (_, arg) in model.args() {
+            assert!(matches!(arg.missing, Missing::Container), "{}", arg.wire);
+            assert_eq!(arg.default_text, None);
+        }
     }
 }

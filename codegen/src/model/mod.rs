@@ -4,6 +4,9 @@
 //! The macro crate turns a [`CommandModel`] into an `impl IpcCommand`; the
 //! scanner turns the same model into a [`ToolSchema`](crate::schema::ToolSchema)
 //! value. Both go through [`CommandModel::from_derive_input`].
+//!
+//! This module serves gangway's own crates, which move in lockstep: it is not
+//! covered by semver, and its types may change in any release.
 
 mod arg_enum;
 mod attr;

@@ -37,6 +37,7 @@ fn param_tokens(krate: &syn::Path, arg: &ArgModel) -> TokenStream {
     let kind = kind_tokens(krate, &arg.shape.kind);
     let repeatable = arg.shape.repeatable;
     let required = arg.required();
+    let optional = arg.shape.optional;
     let default = option_tokens(arg.default_text.as_ref().map(|d| quote!(#d)));
     let description = &arg.description;
     let positional = option_tokens(arg.positional.map(|p| quote!(#p)));
@@ -50,6 +51,7 @@ fn param_tokens(krate: &syn::Path, arg: &ArgModel) -> TokenStream {
             #kind,
             #repeatable,
             #required,
+            #optional,
             #default,
             #description,
             #positional,

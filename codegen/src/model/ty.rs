@@ -100,6 +100,11 @@ pub fn is_bool(ty: &Type) -> bool {
     last_ident(peel(ty)).is_some_and(|(name, args)| name == "bool" && args.is_none())
 }
 
+/// Whether the type is `char` (text, but one character: never stdin).
+pub fn is_char(ty: &Type) -> bool {
+    last_ident(peel(ty)).is_some_and(|(name, args)| name == "char" && args.is_none())
+}
+
 /// Whether the type is `String`.
 pub fn is_string(ty: &Type) -> bool {
     last_ident(peel(ty)).is_some_and(|(name, args)| name == "String" && args.is_none())
@@ -140,10 +145,8 @@ fn generic_arg<'a>(ty: &'a Type, names: &[&str]) -> Option<&'a Type> {
         GenericArgument::Type(ty) => Some(ty),
         _ => None,
     });
-    let first = types.next()?;
-    // `HashSet<T, S>` has a hasher parameter; anything else with more type
-    // arguments is not the collection we know.
-    Some(first)
+    // The first type argument is the element; `HashSet<T, S>` adds a hasher.
+    types.next()
 }
 
 fn is_bytes(ty: &Type) -> bool {

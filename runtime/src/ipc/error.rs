@@ -28,7 +28,7 @@ pub enum IpcError {
         message: String,
         /// The error value, MessagePack-encoded, so a typed client can
         /// decode it.
-        data: Option<Vec<u8>>,
+        data: Vec<u8>,
     },
     /// The handler panicked; only this call failed.
     Panicked {
@@ -85,7 +85,9 @@ impl fmt::Display for IpcError {
                 suggestion: None,
             } => write!(f, "unknown command `{method}`"),
             IpcError::InvalidParams { method, message } => write!(f, "{method}: {message}"),
-            IpcError::Handler { message, .. } => f.write_str(message),
+            IpcError::Handler {
+                method, message, ..
+            } => write!(f, "{method}: {message}"),
             IpcError::Panicked { method, message } => {
                 write!(f, "{method}: the handler panicked: {message}")
             }
@@ -132,3 +134,25 @@ impl fmt::Display for RegisterError {
 }
 
 impl std::error::Error for RegisterError {}
+
+/// Why [`IpcRouter::try_register`](crate::ipc::IpcRouter::try_register)
+/// refused a command, with the router handed back unchanged.
+#[derive(Debug)]
+pub struct TryRegisterError {
+    /// Why the command was refused.
+    pub reason: RegisterError,
+    /// The router, as it was before the call.
+    pub router: crate::ipc::IpcRouter,
+}
+
+impl fmt::Display for TryRegisterError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.reason.fmt(f)
+    }
+}
+
+impl std::error::Error for TryRegisterError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.reason)
+    }
+}

@@ -31,7 +31,7 @@
 //! let params = rmp_serde::to_vec_named(&Divide { a: 1.0, b: 0.0 }).unwrap();
 //! let error = router.dispatch("divide", &params).await.unwrap_err();
 //! assert!(matches!(error, IpcError::Handler { .. }));
-//! assert_eq!(error.to_string(), "cannot divide by zero");
+//! assert_eq!(error.to_string(), "divide: cannot divide by zero");
 //! # });
 //! ```
 
@@ -40,5 +40,11 @@ mod error;
 mod router;
 
 pub use command::{CommandError, CommandResult, IpcCommand, Reply};
-pub use error::{IpcError, RegisterError};
+pub use error::{IpcError, RegisterError, TryRegisterError};
+
+/// The error [`IpcCommand::apply_args`] and [`IpcCommand::decode_reply`] return.
+pub type DecodeError = rmp_serde::decode::Error;
+
+/// The error [`IpcCommand::encode_reply`] returns.
+pub type EncodeError = rmp_serde::encode::Error;
 pub use router::{CommandInfo, IpcRouter};

@@ -9,7 +9,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use super::{IpcCommand, IpcError, RegisterError, Reply};
+use super::{IpcCommand, IpcError, RegisterError, Reply, TryRegisterError};
 use crate::tool::{Manifest, ToolSchema, closest, is_valid_command_name};
 
 type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -98,25 +98,45 @@ impl IpcRouter {
     /// Panics, with a message naming the problem, when the name is taken or
     /// invalid. Use [`try_register`](IpcRouter::try_register) to handle that.
     #[track_caller]
-    pub fn register<C>(self, command: C) -> Self
+    pub fn register<C>(mut self, command: C) -> Self
     where
         C: IpcCommand + Clone + Sync,
     {
-        match self.try_register(command) {
-            Ok(router) => router,
-            Err(error) => panic!("IpcRouter::register: {error}"),
+        if let Err(error) = self.insert(command) {
+            panic!("IpcRouter::register: {error}");
         }
+        self
     }
 
     /// Registers a command under its [`name`](IpcCommand::name), or says why
-    /// it cannot be.
+    /// it cannot be and hands the router back unchanged.
+    ///
+    /// # Errors
+    ///
+    /// A [`TryRegisterError`] holding the reason ([`RegisterError`]) and the
+    /// router.
+    pub fn try_register<C>(mut self, command: C) -> Result<Self, TryRegisterError>
+    where
+        C: IpcCommand + Clone + Sync,
+    {
+        match self.insert(command) {
+            Ok(()) => Ok(self),
+            Err(reason) => Err(TryRegisterError {
+                reason,
+                router: self,
+            }),
+        }
+    }
+
+    /// Registers a command in place: for hosts that add commands one at a
+    /// time and carry on past a refused one.
     ///
     /// # Errors
     ///
     /// [`RegisterError::Duplicate`] when the name is taken,
     /// [`RegisterError::InvalidName`] when it is not
-    /// `[A-Za-z][A-Za-z0-9_-]*`.
-    pub fn try_register<C>(mut self, command: C) -> Result<Self, RegisterError>
+    /// `[A-Za-z][A-Za-z0-9_-]*`. The router is unchanged then.
+    pub fn insert<C>(&mut self, command: C) -> Result<(), RegisterError>
     where
         C: IpcCommand + Clone + Sync,
     {
@@ -139,7 +159,7 @@ impl IpcRouter {
         };
         let handler: Arc<dyn ErasedHandler> = Arc::new(Prototype(command));
         self.commands.insert(name, Entry { handler, info });
-        Ok(self)
+        Ok(())
     }
 
     /// Calls a command: clones its prototype, applies `params` (a
@@ -228,7 +248,7 @@ where
                 Ok(Reply::Failure { message, data }) => Err(IpcError::Handler {
                     method: method.to_owned(),
                     message,
-                    data: Some(data),
+                    data,
                 }),
                 Err(error) => Err(IpcError::Encode {
                     method: method.to_owned(),
