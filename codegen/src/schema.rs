@@ -85,6 +85,20 @@ pub struct ParamSchema {
     /// Whether piped standard input fills this argument.
     #[serde(default, skip_serializing_if = "is_false")]
     pub stdin: bool,
+    /// How many words one occurrence of the option takes, when not one
+    /// (clap's `num_args`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub consumes: Option<ValueCount>,
+}
+
+/// How many values one occurrence of an option takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ValueCount {
+    /// At least this many.
+    pub min: u16,
+    /// At most this many; `None` for no limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<u16>,
 }
 
 /// The type of one argument value.
@@ -111,6 +125,8 @@ pub enum ValueKind {
     Json,
     /// One of a fixed set of names.
     Enum(Cow<'static, [Cow<'static, str>]>),
+    /// A flag counted by its occurrences (`-vvv` is 3).
+    Count,
 }
 
 /// How a tool's shell words become arguments.
@@ -306,6 +322,7 @@ impl ParamSchema {
             description: Cow::Borrowed(""),
             positional: None,
             stdin: false,
+            consumes: None,
         }
     }
 
@@ -325,6 +342,7 @@ impl ParamSchema {
         description: &'static str,
         positional: Option<u16>,
         stdin: bool,
+        consumes: Option<ValueCount>,
     ) -> Self {
         ParamSchema {
             name: Cow::Borrowed(name),
@@ -342,6 +360,7 @@ impl ParamSchema {
             description: Cow::Borrowed(description),
             positional,
             stdin,
+            consumes,
         }
     }
 
@@ -406,9 +425,18 @@ impl ParamSchema {
         self
     }
 
-    /// Whether the argument is a flag that takes no value on the command line.
+    /// Sets how many words one occurrence takes.
+    pub fn consumes(mut self, min: u16, max: Option<u16>) -> Self {
+        self.consumes = Some(ValueCount { min, max });
+        self
+    }
+
+    /// Whether the argument is a flag that takes no value word on the command
+    /// line (a bool or a count); `--flag=value` still gives one explicitly.
     pub fn is_flag(&self) -> bool {
-        self.kind == ValueKind::Bool && !self.repeatable && self.positional.is_none()
+        matches!(self.kind, ValueKind::Bool | ValueKind::Count)
+            && !self.repeatable
+            && self.positional.is_none()
     }
 }
 
@@ -425,6 +453,7 @@ impl ValueKind {
             ValueKind::Path => "path",
             ValueKind::Json => "json",
             ValueKind::Enum(_) => "enum",
+            ValueKind::Count => "count",
         }
     }
 
@@ -570,6 +599,7 @@ mod tests {
             "What to search for.",
             Some(0),
             false,
+            None,
         )];
         const SCHEMA: &ToolSchema =
             &ToolSchema::__from_static("search", "Search.", "", PARAMS, ArgBinding::Typed);

@@ -9,6 +9,7 @@ use syn::{DeriveInput, parse_macro_input};
 
 mod arg_enum;
 mod ipc_command;
+mod tool;
 
 /// Derives `gangway::IpcCommand`; documented in the `gangway` crate.
 #[proc_macro_derive(IpcCommand, attributes(ipc))]
@@ -23,4 +24,11 @@ pub fn derive_ipc_command(input: TokenStream) -> TokenStream {
 pub fn derive_arg_enum(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     arg_enum::expand(&input).into()
+}
+
+/// Turns a clap-style struct into a `gangway::tool::Tool`; documented in the
+/// `gangway` crate.
+#[proc_macro_attribute]
+pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
+    tool::expand(args.into(), item.into()).into()
 }

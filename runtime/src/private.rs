@@ -5,6 +5,7 @@ use std::fmt::{self, Display};
 
 use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 
+pub use clap;
 pub use serde;
 pub use std::borrow::Cow;
 pub use std::marker::PhantomData;
@@ -325,6 +326,225 @@ where
             }
         }
     }
+}
+
+/// Autoref probe for the kind of a `#[tool]` argument whose type the syntax
+/// does not tell: a `clap::ValueEnum` gives its names, an `ArgType` its
+/// kind, anything else (parsed by clap from text) is text.
+pub struct KindProbe<T>(PhantomData<fn() -> T>);
+
+impl<T> KindProbe<T> {
+    /// The probe for `T`.
+    pub fn new() -> Self {
+        KindProbe(PhantomData)
+    }
+}
+
+impl<T> Default for KindProbe<T> {
+    fn default() -> Self {
+        KindProbe::new()
+    }
+}
+
+impl<T> Clone for KindProbe<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for KindProbe<T> {}
+
+/// First choice: the names of a `clap::ValueEnum`.
+pub trait ViaValueEnum {
+    /// The kind.
+    fn kind(self) -> crate::tool::ValueKind;
+}
+
+impl<T: clap::ValueEnum> ViaValueEnum for &&KindProbe<T> {
+    fn kind(self) -> crate::tool::ValueKind {
+        crate::tool::ValueKind::Enum(Cow::Owned(value_enum_names::<T>()))
+    }
+}
+
+/// Second choice: an `ArgType`'s kind.
+pub trait ViaArgType {
+    /// The kind.
+    fn kind(self) -> crate::tool::ValueKind;
+}
+
+impl<T: crate::tool::ArgType> ViaArgType for &KindProbe<T> {
+    fn kind(self) -> crate::tool::ValueKind {
+        T::KIND
+    }
+}
+
+/// Last choice: text.
+pub trait ViaText {
+    /// The kind.
+    fn kind(self) -> crate::tool::ValueKind;
+}
+
+impl<T> ViaText for KindProbe<T> {
+    fn kind(self) -> crate::tool::ValueKind {
+        crate::tool::ValueKind::String
+    }
+}
+
+/// The visible names of a `ValueEnum`'s variants.
+pub fn value_enum_names<T: clap::ValueEnum>() -> Vec<Cow<'static, str>> {
+    T::value_variants()
+        .iter()
+        .filter_map(|v| v.to_possible_value())
+        .filter(|p| !p.is_hide_set())
+        .map(|p| Cow::Owned(p.get_name().to_owned()))
+        .collect()
+}
+
+/// Autoref probe for how help shows a `default_value_t`: a `ValueEnum` by
+/// its name, anything else by `Display` (what clap requires).
+pub struct DefaultText<'a, T>(pub &'a T);
+
+/// First choice: a `ValueEnum`'s name.
+pub trait DefaultViaValueEnum {
+    /// The text.
+    fn text(self) -> Option<Cow<'static, str>>;
+}
+
+impl<T: clap::ValueEnum> DefaultViaValueEnum for &&DefaultText<'_, T> {
+    fn text(self) -> Option<Cow<'static, str>> {
+        self.0
+            .to_possible_value()
+            .map(|p| Cow::Owned(p.get_name().to_owned()))
+    }
+}
+
+/// Second choice: `Display`.
+pub trait DefaultViaDisplay {
+    /// The text.
+    fn text(self) -> Option<Cow<'static, str>>;
+}
+
+impl<T: Display> DefaultViaDisplay for &DefaultText<'_, T> {
+    fn text(self) -> Option<Cow<'static, str>> {
+        Some(Cow::Owned(self.0.to_string()))
+    }
+}
+
+/// The clap half of a `#[tool]`'s `bind`: renders the arguments as argv
+/// (counts and multi-value options by the schema, byte fields left out) and
+/// parses them with clap.
+pub fn bind_with_clap<T: clap::Parser>(
+    args: &crate::tool::ToolArgs,
+    schema: &crate::tool::ToolSchema,
+    byte_keys: &[&str],
+    byte_positional: Option<usize>,
+) -> Result<T, crate::tool::ToolBindError> {
+    use crate::tool::{ArgBinding, ToolArgs, Value, ValueKind};
+    let argv: Vec<String> = if schema.binding == ArgBinding::Verbatim {
+        args.words_argv()
+    } else {
+        let mut args: ToolArgs = args.clone();
+        args.flagify_bool_named(schema);
+        let mut front = Vec::new();
+        for param in schema.params.iter() {
+            let flag = format!("--{}", param.long);
+            if param.kind == ValueKind::Count {
+                if let Some(value) = args.named.remove(&*param.name) {
+                    let times = match value {
+                        Value::Int(n) => usize::try_from(n).unwrap_or(0),
+                        Value::Bool(true) => 1,
+                        _ => 0,
+                    };
+                    front.extend(std::iter::repeat_n(flag.clone(), times));
+                }
+                if args.flags.remove(&*param.name) {
+                    front.push(flag.clone());
+                }
+            } else if let Some(count) = param.consumes.filter(|c| c.max != Some(1)) {
+                // Several values per occurrence: `--point 1 2`. A fixed count
+                // splits a longer list into occurrences of that many.
+                if let Some(Value::Json(serde_json::Value::Array(items))) =
+                    args.named.remove(&*param.name)
+                {
+                    let per = match count.max {
+                        Some(max) if max == count.min && max > 0 => usize::from(max),
+                        _ => items.len().max(1),
+                    };
+                    for chunk in items.chunks(per) {
+                        front.push(flag.clone());
+                        front.extend(chunk.iter().map(|item| match item {
+                            serde_json::Value::String(text) => text.clone(),
+                            other => other.to_string(),
+                        }));
+                    }
+                }
+            }
+        }
+        if let Some(index) = byte_positional {
+            args.positional.truncate(index);
+        }
+        front.extend(args.to_argv_excluding(byte_keys)?);
+        front
+    };
+    T::try_parse_from(std::iter::once(schema.name.to_string()).chain(argv))
+        .map_err(crate::tool::ToolBindError::from)
+}
+
+/// The raw bytes of a `#[tool]` byte field: from its name, or from its
+/// positional slot; `None` when not given.
+pub fn tool_bytes(
+    args: &crate::tool::ToolArgs,
+    name: &str,
+    positional: Option<usize>,
+) -> Result<Option<Vec<u8>>, crate::tool::ToolBindError> {
+    use crate::tool::Value;
+    let value = args
+        .named
+        .get(name)
+        .or_else(|| positional.and_then(|index| args.positional.get(index)));
+    Ok(match value {
+        None | Some(Value::Null) => None,
+        Some(Value::Bytes(bytes)) => Some(bytes.clone()),
+        Some(Value::String(text)) => Some(text.clone().into_bytes()),
+        Some(other) => {
+            return Err(crate::tool::ToolBindError::usage(format!(
+                "argument `{name}` takes bytes or text, not {other:?}"
+            )));
+        }
+    })
+}
+
+/// A required byte field that was not given.
+#[cold]
+pub fn missing_bytes(name: &str) -> crate::tool::ToolBindError {
+    crate::tool::ToolBindError::usage(format!(
+        "error: the argument `{name}` is required: give it or pipe it in"
+    ))
+}
+
+/// A `#[tool]`'s help: clap's own, with the byte fields (which clap skips)
+/// listed too.
+pub fn tool_help<T: clap::CommandFactory>(schema: &crate::tool::ToolSchema) -> String {
+    let mut command = T::command();
+    for param in schema
+        .params
+        .iter()
+        .filter(|p| p.kind == crate::tool::ValueKind::Bytes)
+    {
+        let mut arg = clap::Arg::new(param.name.to_string())
+            .help(param.description.to_string())
+            .required(param.required)
+            .value_name(param.long.to_uppercase());
+        arg = match param.positional {
+            Some(index) => arg.index(usize::from(index) + 1),
+            None => arg.long(param.long.to_string()),
+        };
+        if let Some(short) = param.short {
+            arg = arg.short(short);
+        }
+        command = command.arg(arg);
+    }
+    command.render_long_help().to_string()
 }
 
 #[cfg(test)]

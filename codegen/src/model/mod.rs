@@ -13,6 +13,7 @@ mod attr;
 mod command;
 mod naming;
 mod tokens;
+mod tool;
 mod ty;
 
 pub use arg_enum::ArgEnumModel;
@@ -20,4 +21,5 @@ pub use attr::{SerdeDefault, docs, split_paragraphs};
 pub use command::{ArgModel, CommandModel, FieldModel, FieldRole, Missing, Rejected};
 pub use naming::{RenameRule, kebab_case, snake_case};
 pub use tokens::{kind_tokens, schema_tokens, value_kind_tokens};
+pub use tool::{ToolDefault, ToolField, ToolModel};
 pub use ty::{ArgShape, Decode, KindSource, classify, is_bool, is_string};

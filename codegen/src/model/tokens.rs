@@ -56,6 +56,7 @@ fn param_tokens(krate: &syn::Path, arg: &ArgModel) -> TokenStream {
             #description,
             #positional,
             #stdin,
+            ::core::option::Option::None,
         )
     }
 }
@@ -79,6 +80,7 @@ pub fn value_kind_tokens(krate: &syn::Path, kind: &ValueKind) -> TokenStream {
         ValueKind::Bytes => quote!(Bytes),
         ValueKind::Path => quote!(Path),
         ValueKind::Json => quote!(Json),
+        ValueKind::Count => quote!(Count),
         ValueKind::Enum(values) => {
             let values = values.iter().map(|v| {
                 let v: &str = v;

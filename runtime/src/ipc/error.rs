@@ -13,6 +13,14 @@ pub enum IpcError {
         /// The closest registered name, if one is close.
         suggestion: Option<String>,
     },
+    /// Shell words that do not fit the command's schema (from
+    /// [`dispatch_argv`](crate::ipc::IpcRouter::dispatch_argv)).
+    Usage {
+        /// The command.
+        method: String,
+        /// What is wrong, naming the argument and the nearest valid spelling.
+        error: crate::tool::BindError,
+    },
     /// The request's arguments could not be applied.
     InvalidParams {
         /// The command.
@@ -51,6 +59,7 @@ impl IpcError {
     pub fn kind(&self) -> &'static str {
         match self {
             IpcError::UnknownMethod { .. } => "unknown_method",
+            IpcError::Usage { .. } => "usage",
             IpcError::InvalidParams { .. } => "invalid_params",
             IpcError::Handler { .. } => "handler",
             IpcError::Panicked { .. } => "panicked",
@@ -58,10 +67,25 @@ impl IpcError {
         }
     }
 
+    /// The exit code a command-line caller reports: 2 for a usage mistake
+    /// (an unknown command or flag, a bad value, a missing argument), 1 when
+    /// the handler failed or panicked, 70 (`EX_SOFTWARE`) when the response
+    /// could not be encoded.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            IpcError::UnknownMethod { .. }
+            | IpcError::Usage { .. }
+            | IpcError::InvalidParams { .. } => 2,
+            IpcError::Handler { .. } | IpcError::Panicked { .. } => 1,
+            IpcError::Encode { .. } => 70,
+        }
+    }
+
     /// The method the error is about.
     pub fn method(&self) -> &str {
         match self {
             IpcError::UnknownMethod { method, .. }
+            | IpcError::Usage { method, .. }
             | IpcError::InvalidParams { method, .. }
             | IpcError::Handler { method, .. }
             | IpcError::Panicked { method, .. }
@@ -84,6 +108,7 @@ impl fmt::Display for IpcError {
                 method,
                 suggestion: None,
             } => write!(f, "unknown command `{method}`"),
+            IpcError::Usage { method, error } => write!(f, "{method}: {error}"),
             IpcError::InvalidParams { method, message } => write!(f, "{method}: {message}"),
             IpcError::Handler {
                 method, message, ..

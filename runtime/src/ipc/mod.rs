@@ -35,10 +35,12 @@
 //! # });
 //! ```
 
+mod argv;
 mod command;
 mod error;
 mod router;
 
+pub use argv::ArgvOutcome;
 pub use command::{CommandError, CommandResult, IpcCommand, Reply};
 pub use error::{IpcError, RegisterError, TryRegisterError};
 

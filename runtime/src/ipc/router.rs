@@ -204,7 +204,7 @@ impl IpcRouter {
         Manifest::new(self.commands().map(|c| c.schema.clone()).collect())
     }
 
-    fn unknown_method(&self, method: &str) -> IpcError {
+    pub(crate) fn unknown_method(&self, method: &str) -> IpcError {
         IpcError::UnknownMethod {
             method: method.to_owned(),
             suggestion: closest(method, self.commands.keys().map(String::as_str))

@@ -1,0 +1,511 @@
+//! Parsed tool arguments ([`ToolArgs`]) and their clap-compatible argv
+//! rendering.
+//!
+//! The binder ([`ToolSchema::parse_words`](crate::schema::ToolSchema::parse_words),
+//! [`parse_json`](crate::schema::ToolSchema::parse_json)) produces a
+//! `ToolArgs`; a clap-based tool turns it back into argv with
+//! [`ToolArgs::to_argv`] and parses that, the "clap builtin pattern".
+//!
+//! ```
+//! use gangway_codegen::args::{ToolArgs, Value};
+//!
+//! let mut args = ToolArgs::new();
+//! args.flags.insert("v".to_owned());
+//! args.named.insert("limit".to_owned(), Value::Int(5));
+//! args.positional.push(Value::String("-rust-".to_owned()));
+//! assert_eq!(args.to_argv().unwrap(), ["-v", "--limit=5", "--", "-rust-"]);
+//! ```
+
+use std::collections::{BTreeMap, HashSet};
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::schema::{ToolSchema, ValueKind};
+
+/// One argument value.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Value {
+    /// No value.
+    Null,
+    /// `true` or `false`.
+    Bool(bool),
+    /// An integer.
+    Int(i64),
+    /// A floating-point number.
+    Float(f64),
+    /// Text.
+    String(String),
+    /// Any JSON value (also how a list of values is held).
+    Json(serde_json::Value),
+    /// Raw bytes, for piped or binary input.
+    Bytes(Vec<u8>),
+}
+
+/// Parsed arguments ready for tool execution.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ToolArgs {
+    /// Positional arguments in order.
+    pub positional: Vec<Value>,
+    /// Named arguments by key (the parameter's name).
+    pub named: BTreeMap<String, Value>,
+    /// Boolean flags that are set (`-l`, `--force`), by parameter name.
+    pub flags: HashSet<String>,
+    /// Every word after the tool name, in source order: `Some` only for a
+    /// verbatim tool ([`ArgBinding::Verbatim`](crate::schema::ArgBinding)),
+    /// whose `positional` and `named` then stay empty.
+    pub words: Option<Vec<Value>>,
+}
+
+/// Why [`ToolArgs`] could not be rendered as argv.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ToolArgvError {
+    /// A named argument holds raw bytes, which cannot cross the argv/text
+    /// boundary.
+    BinaryNamedValue {
+        /// The argument's key.
+        key: String,
+        /// How many bytes it holds.
+        byte_len: usize,
+    },
+}
+
+impl fmt::Display for ToolArgvError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ToolArgvError::BinaryNamedValue { key, byte_len } => write!(
+                f,
+                "argument `{key}` holds {byte_len} bytes of binary data, which cannot be passed as a \
+                 command-line word; read it raw from `ToolArgs::named` and leave it out of the argv \
+                 with `to_argv_excluding(&[\"{key}\"])`"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ToolArgvError {}
+
+impl ToolArgs {
+    /// Empty arguments.
+    pub fn new() -> ToolArgs {
+        ToolArgs::default()
+    }
+
+    /// The words of a verbatim tool as argv tokens for its own parser; empty
+    /// for any other tool. A `Bytes` word becomes an inert placeholder, as
+    /// [`to_argv`](ToolArgs::to_argv) does for a binary positional; the bytes
+    /// stay at the same index in `words`.
+    pub fn words_argv(&self) -> Vec<String> {
+        self.words.iter().flatten().map(render_positional).collect()
+    }
+
+    /// The positional argument at `index`.
+    pub fn get_positional(&self, index: usize) -> Option<&Value> {
+        self.positional.get(index)
+    }
+
+    /// The named argument `key`.
+    pub fn get_named(&self, key: &str) -> Option<&Value> {
+        self.named.get(key)
+    }
+
+    /// The named argument `name`, or else the positional at
+    /// `positional_index`: for tools that accept both `cat file.txt` and
+    /// `cat path=file.txt`.
+    pub fn get(&self, name: &str, positional_index: usize) -> Option<&Value> {
+        self.get_named(name)
+            .or_else(|| self.get_positional(positional_index))
+    }
+
+    /// [`get`](ToolArgs::get) as text: strings as they are, numbers and bools
+    /// as written, a JSON string's content, UTF-8 bytes; `None` for null,
+    /// other JSON and bytes that are not UTF-8.
+    pub fn get_string(&self, name: &str, positional_index: usize) -> Option<String> {
+        match self.get(name, positional_index)? {
+            Value::String(text) => Some(text.clone()),
+            Value::Int(n) => Some(n.to_string()),
+            Value::Float(x) => Some(x.to_string()),
+            Value::Bool(b) => Some(b.to_string()),
+            Value::Json(serde_json::Value::String(text)) => Some(text.clone()),
+            Value::Bytes(bytes) => String::from_utf8(bytes.clone()).ok(),
+            Value::Null | Value::Json(_) => None,
+        }
+    }
+
+    /// [`get`](ToolArgs::get) as a bool: a set flag is `true`; a `Bool`, or
+    /// the text `true`/`false`, as itself.
+    pub fn get_bool(&self, name: &str, positional_index: usize) -> Option<bool> {
+        if self.flags.contains(name) {
+            return Some(true);
+        }
+        match self.get(name, positional_index)? {
+            Value::Bool(b) => Some(*b),
+            Value::Json(serde_json::Value::Bool(b)) => Some(*b),
+            Value::String(text) => match text.as_str() {
+                "true" => Some(true),
+                "false" => Some(false),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// Whether the flag `name` is set: in `flags`, or a named `Bool(true)`.
+    pub fn has_flag(&self, name: &str) -> bool {
+        self.flags.contains(name) || matches!(self.named.get(name), Some(Value::Bool(true)))
+    }
+
+    /// Moves `Bool` entries of `named` into `flags`, so a clap parser with
+    /// `bool` fields accepts them: `Bool(true)` becomes a set flag (clap sees
+    /// `--key`), `Bool(false)` is dropped (an absent flag is false; keeping it
+    /// would render `--key=false`, which clap refuses for a bool field).
+    ///
+    /// A `Bool` under a key the schema declares as taking a value is that
+    /// option's literal value (`--command true`), so it stays in `named` and
+    /// renders as `--command=true`.
+    ///
+    /// Idempotent; other named entries are left alone.
+    pub fn flagify_bool_named(&mut self, schema: &ToolSchema) {
+        let bool_keys: Vec<String> = self
+            .named
+            .iter()
+            .filter(|(_, value)| matches!(value, Value::Bool(_)))
+            .map(|(key, _)| key.clone())
+            .filter(|key| {
+                schema
+                    .param(key)
+                    .is_none_or(|param| param.kind == ValueKind::Bool)
+            })
+            .collect();
+        for key in bool_keys {
+            if let Some(Value::Bool(true)) = self.named.remove(&key) {
+                self.flags.insert(key);
+            }
+        }
+    }
+
+    /// Rebuilds a clap-friendly argv from parsed arguments, for
+    /// `Parser::try_parse_from(once(tool_name).chain(args.to_argv()?))`.
+    ///
+    /// Layout: flags first (`-x` for a one-character name, `--name`
+    /// otherwise, sorted), then named values as `--key=value` / `-k=value` in
+    /// key order (a JSON array as the key repeated per element, which is how
+    /// clap's `Vec` options bind), then, only when there are positionals,
+    /// `--` and the positionals, so a value that begins with `-` stays a
+    /// positional.
+    ///
+    /// Values render as: strings as they are, `Float` by Rust's `Display`,
+    /// `Json` as compact JSON, `Null` as an empty string, and a positional
+    /// `Bytes` as an inert `[binary: N bytes]` placeholder.
+    ///
+    /// # Errors
+    ///
+    /// [`ToolArgvError::BinaryNamedValue`] when a named value is `Bytes`:
+    /// binary cannot cross the argv boundary. Exclude such keys with
+    /// [`to_argv_excluding`](ToolArgs::to_argv_excluding) and read them raw.
+    pub fn to_argv(&self) -> Result<Vec<String>, ToolArgvError> {
+        self.to_argv_excluding(&[])
+    }
+
+    /// [`to_argv`](ToolArgs::to_argv) without the given named keys: neither
+    /// their flag nor their value is rendered, so a `Bytes` value under an
+    /// excluded key never errors. For a tool that reads some of its own
+    /// parameters raw from `named` (to keep binary values binary) while
+    /// binding the rest through clap. Only named keys (and flags of the same
+    /// name) are excluded, never positionals.
+    ///
+    /// # Errors
+    ///
+    /// As [`to_argv`](ToolArgs::to_argv), for keys not excluded.
+    pub fn to_argv_excluding(&self, exclude: &[&str]) -> Result<Vec<String>, ToolArgvError> {
+        let mut argv =
+            Vec::with_capacity(self.flags.len() + self.named.len() + self.positional.len() + 1);
+        let mut flags: Vec<&String> = self
+            .flags
+            .iter()
+            .filter(|flag| !exclude.contains(&flag.as_str()))
+            .collect();
+        flags.sort();
+        for flag in flags {
+            argv.push(flag_token(flag));
+        }
+        for (key, value) in &self.named {
+            if exclude.contains(&key.as_str()) {
+                continue;
+            }
+            match value {
+                Value::Bytes(bytes) => {
+                    return Err(ToolArgvError::BinaryNamedValue {
+                        key: key.clone(),
+                        byte_len: bytes.len(),
+                    });
+                }
+                Value::Json(serde_json::Value::Array(items)) => {
+                    for item in items {
+                        argv.push(format!("{}={}", flag_token(key), render_json_item(item)));
+                    }
+                }
+                other => argv.push(format!("{}={}", flag_token(key), render_scalar(other))),
+            }
+        }
+        if !self.positional.is_empty() {
+            argv.push("--".to_owned());
+            argv.extend(self.positional.iter().map(render_positional));
+        }
+        Ok(argv)
+    }
+}
+
+/// `-x` for a one-character name, `--name` otherwise.
+fn flag_token(name: &str) -> String {
+    if name.chars().count() == 1 {
+        format!("-{name}")
+    } else {
+        format!("--{name}")
+    }
+}
+
+/// A positional or verbatim word: bytes become an inert placeholder.
+fn render_positional(value: &Value) -> String {
+    match value {
+        Value::Bytes(bytes) => format!("[binary: {} bytes]", bytes.len()),
+        other => render_scalar(other),
+    }
+}
+
+fn render_scalar(value: &Value) -> String {
+    match value {
+        Value::Null => String::new(),
+        Value::Bool(b) => b.to_string(),
+        Value::Int(n) => n.to_string(),
+        Value::Float(x) => x.to_string(),
+        Value::String(text) => text.clone(),
+        Value::Json(json) => json.to_string(),
+        Value::Bytes(bytes) => format!("[binary: {} bytes]", bytes.len()),
+    }
+}
+
+/// One element of a JSON array under a named key: a string as its text,
+/// anything else as compact JSON.
+fn render_json_item(item: &serde_json::Value) -> String {
+    match item {
+        serde_json::Value::String(text) => text.clone(),
+        serde_json::Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+impl From<String> for Value {
+    fn from(text: String) -> Self {
+        Value::String(text)
+    }
+}
+
+impl From<&str> for Value {
+    fn from(text: &str) -> Self {
+        Value::String(text.to_owned())
+    }
+}
+
+impl From<i64> for Value {
+    fn from(n: i64) -> Self {
+        Value::Int(n)
+    }
+}
+
+impl From<f64> for Value {
+    fn from(x: f64) -> Self {
+        Value::Float(x)
+    }
+}
+
+impl From<bool> for Value {
+    fn from(b: bool) -> Self {
+        Value::Bool(b)
+    }
+}
+
+impl From<Vec<u8>> for Value {
+    fn from(bytes: Vec<u8>) -> Self {
+        Value::Bytes(bytes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::ParamSchema;
+
+    fn args() -> ToolArgs {
+        ToolArgs::new()
+    }
+
+    #[test]
+    fn flags_come_first_sorted_short_and_long() {
+        let mut a = args();
+        a.flags.insert("verbose".into());
+        a.flags.insert("l".into());
+        a.named.insert("limit".into(), Value::Int(3));
+        assert_eq!(a.to_argv().unwrap(), ["-l", "--verbose", "--limit=3"]);
+    }
+
+    #[test]
+    fn named_values_in_key_order_then_positionals_after_double_dash() {
+        let mut a = args();
+        a.named.insert("z".into(), Value::String("last".into()));
+        a.named.insert("alpha".into(), Value::Float(1.5));
+        a.named
+            .insert("json".into(), Value::Json(serde_json::json!({"k": [1, 2]})));
+        a.named.insert("none".into(), Value::Null);
+        a.positional.push(Value::String("-x".into()));
+        a.positional.push(Value::Int(-3));
+        assert_eq!(
+            a.to_argv().unwrap(),
+            [
+                "--alpha=1.5",
+                r#"--json={"k":[1,2]}"#,
+                "--none=",
+                "-z=last",
+                "--",
+                "-x",
+                "-3"
+            ]
+        );
+    }
+
+    #[test]
+    fn no_double_dash_without_positionals() {
+        let mut a = args();
+        a.named.insert("limit".into(), Value::Int(1));
+        assert_eq!(a.to_argv().unwrap(), ["--limit=1"]);
+        assert!(args().to_argv().unwrap().is_empty());
+    }
+
+    #[test]
+    fn floats_render_with_display() {
+        let mut a = args();
+        a.named.insert("x".into(), Value::Float(1.0));
+        a.named.insert("y".into(), Value::Float(1e21));
+        a.named.insert("w".into(), Value::Float(0.1 + 0.2));
+        assert_eq!(
+            a.to_argv().unwrap(),
+            [
+                "-w=0.30000000000000004",
+                "-x=1",
+                "-y=1000000000000000000000"
+            ]
+        );
+    }
+
+    #[test]
+    fn arrays_repeat_the_key() {
+        let mut a = args();
+        a.named.insert(
+            "tag".into(),
+            Value::Json(serde_json::json!(["a", 2, null, {"b": true}])),
+        );
+        assert_eq!(
+            a.to_argv().unwrap(),
+            ["--tag=a", "--tag=2", "--tag=", r#"--tag={"b":true}"#]
+        );
+    }
+
+    #[test]
+    fn binary_named_is_an_error_naming_the_fix() {
+        let mut a = args();
+        a.named
+            .insert("content".into(), Value::Bytes(vec![0, 1, 2]));
+        let err = a.to_argv().unwrap_err();
+        assert_eq!(
+            err,
+            ToolArgvError::BinaryNamedValue {
+                key: "content".into(),
+                byte_len: 3
+            }
+        );
+        assert!(
+            err.to_string()
+                .contains("to_argv_excluding(&[\"content\"])"),
+            "{err}"
+        );
+        a.named.insert("limit".into(), Value::Int(2));
+        assert_eq!(a.to_argv_excluding(&["content"]).unwrap(), ["--limit=2"]);
+    }
+
+    #[test]
+    fn binary_positional_is_a_placeholder() {
+        let mut a = args();
+        a.positional.push(Value::Bytes(vec![0; 10]));
+        assert_eq!(a.to_argv().unwrap(), ["--", "[binary: 10 bytes]"]);
+    }
+
+    #[test]
+    fn excluding_removes_flag_and_value_but_never_positionals() {
+        let mut a = args();
+        a.flags.insert("force".into());
+        a.named.insert("data".into(), Value::Bytes(vec![9]));
+        a.positional.push(Value::String("data".into()));
+        assert_eq!(
+            a.to_argv_excluding(&["data", "force"]).unwrap(),
+            ["--", "data"]
+        );
+    }
+
+    #[test]
+    fn flagify_moves_bools_but_keeps_option_values() {
+        let schema = ToolSchema::new("spawn")
+            .with_param(ParamSchema::new("force", ValueKind::Bool))
+            .with_param(ParamSchema::new("dry-run", ValueKind::Bool))
+            .with_param(ParamSchema::new("command", ValueKind::String));
+        let mut a = args();
+        a.named.insert("force".into(), Value::Bool(true));
+        a.named.insert("dry-run".into(), Value::Bool(false));
+        a.named.insert("command".into(), Value::Bool(true));
+        a.named.insert("undeclared".into(), Value::Bool(true));
+        a.named.insert("limit".into(), Value::Int(1));
+        a.flagify_bool_named(&schema);
+        let once = a.clone();
+        a.flagify_bool_named(&schema);
+        assert_eq!(a, once, "idempotent");
+        assert!(a.flags.contains("force") && a.flags.contains("undeclared"));
+        assert!(!a.flags.contains("dry-run") && !a.named.contains_key("dry-run"));
+        assert_eq!(a.named.get("command"), Some(&Value::Bool(true)));
+        assert_eq!(
+            a.to_argv().unwrap(),
+            ["--force", "--undeclared", "--command=true", "--limit=1"]
+        );
+    }
+
+    #[test]
+    fn getters() {
+        let mut a = args();
+        a.positional.push(Value::String("file.txt".into()));
+        a.named.insert("n".into(), Value::Int(4));
+        a.named.insert("b".into(), Value::String("false".into()));
+        a.named.insert("raw".into(), Value::Bytes(vec![0xff]));
+        a.flags.insert("all".into());
+        assert_eq!(a.get("path", 0), Some(&Value::String("file.txt".into())));
+        assert_eq!(a.get_string("n", 9).as_deref(), Some("4"));
+        assert_eq!(a.get_string("raw", 9), None, "invalid UTF-8 is not text");
+        assert_eq!(a.get_bool("b", 9), Some(false));
+        assert_eq!(a.get_bool("all", 9), Some(true));
+        assert!(a.has_flag("all"));
+        assert!(!a.has_flag("n"));
+        assert_eq!(a.get_positional(1), None);
+    }
+
+    #[test]
+    fn words_render_for_a_verbatim_parser() {
+        let mut a = args();
+        assert!(a.words_argv().is_empty(), "not verbatim");
+        a.words = Some(vec![
+            Value::String("-la".into()),
+            Value::Bytes(vec![1, 2]),
+            Value::Int(3),
+        ]);
+        assert_eq!(a.words_argv(), ["-la", "[binary: 2 bytes]", "3"]);
+    }
+}

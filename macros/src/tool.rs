@@ -1,0 +1,290 @@
+//! `#[tool]`: the struct, given clap's `Parser` derive (with byte fields
+//! left to gangway and a long flag for every option), and an `impl Tool`
+//! whose schema comes from the shared model.
+
+use gangway_codegen::model::{ToolDefault, ToolField, ToolModel, value_kind_tokens};
+use proc_macro2::TokenStream;
+use quote::quote;
+use syn::{ItemStruct, parse_quote};
+
+/// Expands the attribute.
+pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
+    let item: ItemStruct = match syn::parse2(item.clone()) {
+        Ok(item) => item,
+        Err(_) => {
+            let what = match syn::parse2::<syn::Item>(item.clone()) {
+                Ok(syn::Item::Enum(e)) => Some(e.enum_token.span),
+                Ok(syn::Item::Union(u)) => Some(u.union_token.span),
+                Ok(syn::Item::Fn(f)) => Some(f.sig.fn_token.span),
+                _ => None,
+            };
+            let span = what.unwrap_or_else(proc_macro2::Span::call_site);
+            let error = syn::Error::new(
+                span,
+                "`#[tool]` goes on a struct with named fields, written with clap's `#[arg(...)]`",
+            )
+            .to_compile_error();
+            return quote! { #error #item };
+        }
+    };
+    match ToolModel::from_item(args, &item) {
+        Ok(model) => {
+            let item = clap_item(&model, item);
+            let tool = tool_impl(&model);
+            quote! { #item #tool }
+        }
+        Err(error) => {
+            let errors = error.write_errors();
+            let item = without_clap_attributes(item);
+            let ident = &item.ident;
+            let (impl_generics, ty_generics, where_clause) = item.generics.split_for_impl();
+            quote! {
+                #errors
+                #item
+                impl #impl_generics ::gangway::tool::Tool for #ident #ty_generics #where_clause {
+                    fn schema() -> &'static ::gangway::tool::ToolSchema {
+                        ::core::unimplemented!()
+                    }
+                    fn bind(
+                        _: &::gangway::tool::ToolArgs,
+                    ) -> ::core::result::Result<Self, ::gangway::tool::ToolBindError> {
+                        ::core::unimplemented!()
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The struct without clap's attributes, emitted beside errors: without the
+/// `Parser` derive they would be unknown attributes, one more error each.
+fn without_clap_attributes(mut item: ItemStruct) -> ItemStruct {
+    let is_clap = |a: &syn::Attribute| {
+        a.path().is_ident("arg") || a.path().is_ident("command") || a.path().is_ident("clap")
+    };
+    item.attrs.retain(|a| !is_clap(a));
+    for field in item.fields.iter_mut() {
+        field.attrs.retain(|a| !is_clap(a));
+    }
+    item
+}
+
+/// The struct as clap should see it.
+fn clap_item(model: &ToolModel, mut item: ItemStruct) -> ItemStruct {
+    let name = &model.name;
+    let mut attrs: Vec<syn::Attribute> = vec![parse_quote!(#[derive(::clap::Parser)])];
+    if !model.has_command_name {
+        attrs.push(parse_quote!(#[command(name = #name)]));
+    }
+    attrs.append(&mut item.attrs);
+    item.attrs = attrs;
+    if let syn::Fields::Named(fields) = &mut item.fields {
+        for field in fields.named.iter_mut() {
+            let Some(model_field) = model
+                .fields
+                .iter()
+                .find(|f| Some(&f.ident) == field.ident.as_ref())
+            else {
+                continue;
+            };
+            if model_field.bytes {
+                // Binary never crosses the argv boundary: clap leaves the
+                // field at its default and `bind` fills it raw.
+                field
+                    .attrs
+                    .retain(|a| !(a.path().is_ident("arg") || a.path().is_ident("clap")));
+                field.attrs.push(parse_quote!(#[arg(skip)]));
+            } else if model_field.positional.is_none() && !model_field.has_long {
+                let long = &model_field.long;
+                field.attrs.push(parse_quote!(#[arg(long = #long)]));
+            }
+        }
+    }
+    item
+}
+
+fn tool_impl(model: &ToolModel) -> TokenStream {
+    let krate = &model.krate;
+    let private = quote!(#krate::__private);
+    let ident = &model.ident;
+    let name = &model.name;
+    let description = &model.description;
+    let long_description = &model.long_description;
+    let binding = if model.verbatim {
+        quote!(#krate::tool::ArgBinding::Verbatim)
+    } else {
+        quote!(#krate::tool::ArgBinding::Typed)
+    };
+    let params = model.fields.iter().map(|field| param_tokens(krate, field));
+
+    let byte_keys: Vec<&str> = model
+        .fields
+        .iter()
+        .filter(|f| f.bytes && f.positional.is_none())
+        .map(|f| f.name.as_str())
+        .collect();
+    let byte_positional = model
+        .fields
+        .iter()
+        .find(|f| f.bytes && f.positional.is_some())
+        .and_then(|f| f.positional)
+        .map(usize::from);
+    let byte_positional_tokens = match byte_positional {
+        Some(index) => quote!(::core::option::Option::Some(#index)),
+        None => quote!(::core::option::Option::None),
+    };
+    let byte_fills = model.fields.iter().filter(|f| f.bytes).map(|field| {
+        let member = &field.ident;
+        let key = &field.name;
+        let slot = match field.positional {
+            Some(index) => {
+                let index = usize::from(index);
+                quote!(::core::option::Option::Some(#index))
+            }
+            None => quote!(::core::option::Option::None),
+        };
+        let shown = if field.positional.is_some() {
+            format!("<{}>", field.long)
+        } else {
+            format!("--{}", field.long)
+        };
+        let fill = if field.shape.optional {
+            quote!(__bytes.map(::core::convert::Into::into))
+        } else if field.required {
+            quote! {
+                match __bytes {
+                    ::core::option::Option::Some(__b) => ::core::convert::Into::into(__b),
+                    ::core::option::Option::None => {
+                        return ::core::result::Result::Err(#private::missing_bytes(#shown));
+                    }
+                }
+            }
+        } else {
+            quote! {
+                match __bytes {
+                    ::core::option::Option::Some(__b) => ::core::convert::Into::into(__b),
+                    ::core::option::Option::None => ::core::default::Default::default(),
+                }
+            }
+        };
+        quote! {
+            let __bytes = #private::tool_bytes(__args, #key, #slot)?;
+            __tool.#member = #fill;
+        }
+    });
+
+    quote! {
+        #[automatically_derived]
+        impl #krate::tool::Tool for #ident {
+            fn schema() -> &'static #krate::tool::ToolSchema {
+                static SCHEMA: ::std::sync::LazyLock<#krate::tool::ToolSchema> =
+                    ::std::sync::LazyLock::new(|| {
+                        #[allow(unused_imports)]
+                        use #private::{
+                            DefaultViaDisplay as _, DefaultViaValueEnum as _, ViaArgType as _,
+                            ViaText as _, ViaValueEnum as _,
+                        };
+                        let mut __schema = #krate::tool::ToolSchema::new(#name)
+                            .with_description(#description)
+                            .with_long_description(#long_description)
+                            .with_binding(#binding);
+                        #(__schema = __schema.with_param(#params);)*
+                        __schema
+                    });
+                &SCHEMA
+            }
+
+            fn bind(
+                __args: &#krate::tool::ToolArgs,
+            ) -> ::core::result::Result<Self, #krate::tool::ToolBindError> {
+                #[allow(unused_mut)]
+                let mut __tool: Self = #private::bind_with_clap::<Self>(
+                    __args,
+                    <Self as #krate::tool::Tool>::schema(),
+                    &[#(#byte_keys),*],
+                    #byte_positional_tokens,
+                )?;
+                #(#byte_fills)*
+                ::core::result::Result::Ok(__tool)
+            }
+
+            fn help() -> ::std::string::String {
+                #private::tool_help::<Self>(<Self as #krate::tool::Tool>::schema())
+            }
+        }
+    }
+}
+
+/// The expression building one parameter's schema, evaluated once.
+fn param_tokens(krate: &syn::Path, field: &ToolField) -> TokenStream {
+    let private = quote!(#krate::__private);
+    let name = &field.name;
+    let long = &field.long;
+    let kind = match (field.known_kind(), field.element_type()) {
+        (Some(kind), _) => value_kind_tokens(krate, &kind),
+        (None, Some(ty)) => quote!((&&#private::KindProbe::<#ty>::new()).kind()),
+        (None, None) => value_kind_tokens(krate, &gangway_codegen::schema::ValueKind::String),
+    };
+    let short = match field.short {
+        Some(c) => quote!(::core::option::Option::Some(#c)),
+        None => quote!(::core::option::Option::None),
+    };
+    let aliases = field
+        .aliases
+        .iter()
+        .map(|a| quote!(#private::Cow::Borrowed(#a)));
+    let element: syn::Type = match field.element_type() {
+        Some(ty) => ty.clone(),
+        None => {
+            let ty = &field.ty;
+            parse_quote!(#ty)
+        }
+    };
+    let default = match &field.default {
+        ToolDefault::None => quote!(::core::option::Option::None),
+        ToolDefault::Text(text) => {
+            quote!(::core::option::Option::Some(#private::Cow::Borrowed(#text)))
+        }
+        ToolDefault::Expr(expr) => quote!({
+            let __default: #element = #expr;
+            (&&#private::DefaultText(&__default)).text()
+        }),
+        ToolDefault::TypeDefault => quote!({
+            let __default: #element = ::core::default::Default::default();
+            (&&#private::DefaultText(&__default)).text()
+        }),
+    };
+    let description = &field.description;
+    let required = field.required;
+    let optional = field.shape.optional;
+    let repeatable = field.shape.repeatable && !field.count;
+    let positional = match field.positional {
+        Some(index) => quote!(::core::option::Option::Some(#index)),
+        None => quote!(::core::option::Option::None),
+    };
+    let consumes = match field.consumes {
+        Some(count) => {
+            let min = count.min;
+            let max = match count.max {
+                Some(max) => quote!(::core::option::Option::Some(#max)),
+                None => quote!(::core::option::Option::None),
+            };
+            quote!(::core::option::Option::Some(#krate::tool::ValueCount { min: #min, max: #max }))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    quote!({
+        let mut __param = #krate::tool::ParamSchema::new(#name, #kind);
+        __param.long = #private::Cow::Borrowed(#long);
+        __param.short = #short;
+        __param.aliases = #private::Cow::Borrowed(&[#(#aliases),*]);
+        __param.repeatable = #repeatable;
+        __param.required = #required;
+        __param.optional = #optional;
+        __param.default = #default;
+        __param.description = #private::Cow::Borrowed(#description);
+        __param.positional = #positional;
+        __param.consumes = #consumes;
+        __param
+    })
+}

@@ -1,0 +1,8 @@
+use gangway::tool::tool;
+
+#[tool(name = "grep; rm -rf /")]
+struct Grep {
+    pattern: String,
+}
+
+fn main() {}

@@ -1,0 +1,9 @@
+use gangway::tool::tool;
+
+#[tool]
+enum Grep {
+    Fast,
+    Slow,
+}
+
+fn main() {}

@@ -1,0 +1,6 @@
+use gangway::tool::tool;
+
+#[tool]
+struct Grep(String);
+
+fn main() {}
