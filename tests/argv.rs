@@ -332,3 +332,40 @@ async fn binary_stdin_arrives_byte_identical() {
     };
     assert!(rmp_serde::from_slice::<Vec<u8>>(&reply).unwrap().is_empty());
 }
+
+/// Copy with an optional destination and extra sources.
+#[derive(Clone, Debug, Serialize, IpcCommand)]
+#[ipc(response = String)]
+struct Cp {
+    #[ipc(positional)]
+    src: String,
+    #[ipc(positional)]
+    dest: Option<String>,
+    #[ipc(positional)]
+    extra: Vec<String>,
+}
+
+impl Cp {
+    async fn handle(&mut self) -> String {
+        format!("{} -> {:?} + {:?}", self.src, self.dest, self.extra)
+    }
+}
+
+#[tokio::test]
+async fn a_list_given_by_name_never_slides_into_an_earlier_slot() {
+    let router = IpcRouter::new().register(Cp {
+        src: String::new(),
+        dest: None,
+        extra: vec![],
+    });
+    let Ok(ArgvOutcome::Response(reply)) = router
+        .dispatch_argv("cp", &["a", "--extra", "x"], None)
+        .await
+    else {
+        panic!()
+    };
+    assert_eq!(
+        rmp_serde::from_slice::<String>(&reply).unwrap(),
+        r#"a -> None + ["x"]"#
+    );
+}

@@ -21,7 +21,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::schema::{ToolSchema, ValueKind};
+use crate::schema::{ParamSchema, ToolSchema, ValueKind};
 
 /// One argument value.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -71,6 +71,21 @@ pub enum ToolArgvError {
         /// How many bytes it holds.
         byte_len: usize,
     },
+    /// A text argument holds bytes that are not UTF-8.
+    NotText {
+        /// The argument's name.
+        key: String,
+        /// How many bytes it holds.
+        byte_len: usize,
+    },
+    /// A positional argument is given while an earlier one is not, which a
+    /// parser that fills positionals in order cannot take.
+    PositionalGap {
+        /// The earlier positional, missing.
+        missing: String,
+        /// The later positional, given.
+        given: String,
+    },
 }
 
 impl fmt::Display for ToolArgvError {
@@ -81,6 +96,15 @@ impl fmt::Display for ToolArgvError {
                 "argument `{key}` holds {byte_len} bytes of binary data, which cannot be passed as a \
                  command-line word; read it raw from `ToolArgs::named` and leave it out of the argv \
                  with `to_argv_excluding(&[\"{key}\"])`"
+            ),
+            ToolArgvError::NotText { key, byte_len } => write!(
+                f,
+                "argument `{key}` takes text, but holds {byte_len} bytes that are not UTF-8"
+            ),
+            ToolArgvError::PositionalGap { missing, given } => write!(
+                f,
+                "`<{given}>` is given but `<{missing}>` before it is not; positionals fill in order, \
+                 so give `<{missing}>` too"
             ),
         }
     }
@@ -174,11 +198,7 @@ impl ToolArgs {
             .iter()
             .filter(|(_, value)| matches!(value, Value::Bool(_)))
             .map(|(key, _)| key.clone())
-            .filter(|key| {
-                schema
-                    .param(key)
-                    .is_none_or(|param| param.kind == ValueKind::Bool)
-            })
+            .filter(|key| schema.param(key).is_none_or(ParamSchema::is_flag))
             .collect();
         for key in bool_keys {
             if let Some(Value::Bool(true)) = self.named.remove(&key) {
@@ -256,6 +276,169 @@ impl ToolArgs {
             argv.extend(self.positional.iter().map(render_positional));
         }
         Ok(argv)
+    }
+}
+
+impl ToolArgs {
+    /// Renders the arguments as argv for a clap parser that `schema`
+    /// describes: what [`Tool::bind`](https://docs.rs/gangway) hands to
+    /// `try_parse_from`. Like [`to_argv_excluding`](ToolArgs::to_argv_excluding),
+    /// but the schema says how each argument is written, so nothing depends
+    /// on the shape of a name:
+    ///
+    /// - every option as `--long=value` (a one-character long stays
+    ///   `--x`), a set flag as `--long`, a count as `--long` repeated;
+    /// - a list option once per element, and an option taking several words
+    ///   per occurrence as `--long v1 v2` (the parser must allow hyphen
+    ///   values there, as `#[tool]` arranges);
+    /// - a JSON value as compact JSON, whole, even when it is an array;
+    /// - positionals after `--`, in slot order, whether they were given by
+    ///   position or by name; bytes for a text argument as their UTF-8 text.
+    ///
+    /// Keys in `exclude` are left out, positional or not.
+    ///
+    /// # Errors
+    ///
+    /// [`ToolArgvError::BinaryNamedValue`] for bytes under a non-bytes option
+    /// that are not UTF-8 ([`ToolArgvError::NotText`] for a positional), and
+    /// [`ToolArgvError::PositionalGap`] for a positional given after a
+    /// missing one.
+    pub fn to_clap_argv(
+        &self,
+        schema: &ToolSchema,
+        exclude: &[&str],
+    ) -> Result<Vec<String>, ToolArgvError> {
+        let mut argv =
+            Vec::with_capacity(self.flags.len() + self.named.len() + self.positional.len() + 1);
+        for param in schema.params.iter().filter(|p| p.positional.is_none()) {
+            let name = &*param.name;
+            if exclude.contains(&name) {
+                continue;
+            }
+            let flag = format!("--{}", param.long);
+            if self.flags.contains(name) {
+                argv.push(flag.clone());
+            }
+            let Some(value) = self.named.get(name) else {
+                continue;
+            };
+            if param.kind == ValueKind::Count {
+                let times = match value {
+                    Value::Int(n) => usize::try_from(*n).unwrap_or(0).min(255),
+                    Value::Bool(true) => 1,
+                    _ => 0,
+                };
+                argv.extend(std::iter::repeat_n(flag, times));
+                continue;
+            }
+            if param.is_flag() {
+                match value {
+                    Value::Bool(true) => argv.push(flag),
+                    Value::Bool(false) | Value::Null => {}
+                    other => argv.push(format!("{flag}={}", text_of(name, other)?)),
+                }
+                continue;
+            }
+            let items: Vec<String> = match value {
+                Value::Json(serde_json::Value::Array(items)) if param.is_list() => {
+                    items.iter().map(render_json_item).collect()
+                }
+                single => vec![text_of(name, single)?],
+            };
+            if param.takes_several() {
+                let per = match param.consumes {
+                    Some(count) if count.max == Some(count.min) && count.min > 0 => {
+                        usize::from(count.min)
+                    }
+                    _ => items.len().max(1),
+                };
+                for chunk in items.chunks(per) {
+                    argv.push(flag.clone());
+                    argv.extend(chunk.iter().cloned());
+                }
+            } else {
+                argv.extend(items.into_iter().map(|item| format!("{flag}={item}")));
+            }
+        }
+        let mut positionals = Vec::new();
+        let mut missing: Option<&str> = None;
+        for param in schema.positionals() {
+            let name = &*param.name;
+            if exclude.contains(&name) {
+                continue;
+            }
+            let Some(index) = param.positional.map(usize::from) else {
+                continue;
+            };
+            let values: Vec<&Value> = if param.repeatable {
+                let rest: Vec<&Value> = self.positional.iter().skip(index).collect();
+                match (rest.is_empty(), self.named.get(name)) {
+                    (true, Some(Value::Json(serde_json::Value::Array(items)))) => {
+                        for item in items {
+                            positionals.push(render_json_item(item));
+                        }
+                        if let (Some(missing), false) = (missing, items.is_empty()) {
+                            return Err(gap(missing, name));
+                        }
+                        continue;
+                    }
+                    (true, Some(single)) => vec![single],
+                    _ => rest,
+                }
+            } else {
+                self.positional
+                    .get(index)
+                    .or_else(|| self.named.get(name))
+                    .into_iter()
+                    .collect()
+            };
+            if values.is_empty() {
+                missing.get_or_insert(name);
+                continue;
+            }
+            if let Some(missing) = missing {
+                return Err(gap(missing, name));
+            }
+            for value in values {
+                positionals.push(match value {
+                    Value::Bytes(bytes) => match String::from_utf8(bytes.clone()) {
+                        Ok(text) => text,
+                        Err(_) => {
+                            return Err(ToolArgvError::NotText {
+                                key: name.to_owned(),
+                                byte_len: bytes.len(),
+                            });
+                        }
+                    },
+                    other => render_scalar(other),
+                });
+            }
+        }
+        if !positionals.is_empty() {
+            argv.push("--".to_owned());
+            argv.extend(positionals);
+        }
+        Ok(argv)
+    }
+}
+
+fn gap(missing: &str, given: &str) -> ToolArgvError {
+    ToolArgvError::PositionalGap {
+        missing: missing.to_owned(),
+        given: given.to_owned(),
+    }
+}
+
+/// A named value as one word: bytes must be UTF-8 text here.
+fn text_of(key: &str, value: &Value) -> Result<String, ToolArgvError> {
+    match value {
+        Value::Bytes(bytes) => {
+            String::from_utf8(bytes.clone()).map_err(|_| ToolArgvError::BinaryNamedValue {
+                key: key.to_owned(),
+                byte_len: bytes.len(),
+            })
+        }
+        other => Ok(render_scalar(other)),
     }
 }
 

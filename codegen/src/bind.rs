@@ -171,6 +171,13 @@ impl ToolSchema {
                     Some((name, value)) => (name, Some(value)),
                     None => (body, None),
                 };
+                if name.is_empty() {
+                    return Err(BindError::new(
+                        BindErrorKind::UnknownFlag,
+                        format!("`{word}` has no flag name before `=`; write `--name=value`"),
+                    )
+                    .argument(word.to_owned()));
+                }
                 if name == "help" && self.param_by_long("help").is_none() {
                     return Err(help_requested());
                 }
@@ -251,11 +258,12 @@ impl ToolSchema {
                 )
                 .argument(key.clone()));
             }
-            let bound = if param.repeatable || param.consumes.is_some_and(|c| c.max != Some(1)) {
+            let bound = if param.is_list() {
                 let items: Vec<&serde_json::Value> = match value {
                     serde_json::Value::Array(items) => items.iter().collect(),
                     single => vec![single],
                 };
+                check_value_count(param, key, items.len())?;
                 let mut list = Vec::with_capacity(items.len());
                 for item in items {
                     list.push(value_to_json(json_value(param, key, item)?));
@@ -301,13 +309,16 @@ impl ToolSchema {
         Ok(())
     }
 
-    /// The parameter whose long flag or alias is `name`.
+    /// The parameter a long flag `--name` means: its long name, its wire
+    /// name, or an alias (as written, or in kebab-case).
     pub fn param_by_long(&self, name: &str) -> Option<&ParamSchema> {
-        self.params.iter().find(|p| {
-            p.long == name
-                || p.aliases
-                    .iter()
-                    .any(|a| crate::schema::cli_long_name(a) == name)
+        self.params.iter().find(|p| p.long == name).or_else(|| {
+            self.params.iter().find(|p| {
+                p.name == name
+                    || p.aliases
+                        .iter()
+                        .any(|a| a == name || crate::schema::cli_long_name(a) == name)
+            })
         })
     }
 
@@ -365,7 +376,16 @@ impl ToolSchema {
             if short == 'h' && self.param_by_short('h').is_none() {
                 return Err(help_requested());
             }
-            let Some(param) = self.param_by_short(short) else {
+            // A parameter whose name is this one character renders as `-x`
+            // (see `ToolArgs::to_argv`), so `-x` reaches it too.
+            let by_name = || {
+                self.params.iter().find(|p| {
+                    p.positional.is_none()
+                        && p.name.chars().count() == 1
+                        && p.name.starts_with(short)
+                })
+            };
+            let Some(param) = self.param_by_short(short).or_else(by_name) else {
                 let shorts: Vec<String> = self
                     .params
                     .iter()
@@ -386,10 +406,19 @@ impl ToolSchema {
                 } else {
                     format!("unknown flag `-{short}`{}", self.short_list_hint())
                 };
-                let suggestion = if cluster.len() > 1 && self.param_by_long(cluster).is_some() {
-                    Some(format!("--{cluster}"))
-                } else {
-                    near
+                let one_char_long = self
+                    .param_by_long(&short.to_string())
+                    .filter(|_| cluster.chars().count() == 1)
+                    .map(|p| format!("--{}", p.long));
+                let (message, suggestion) = match one_char_long {
+                    Some(long) => (
+                        format!("unknown flag `-{short}`; did you mean `{long}`?"),
+                        Some(long),
+                    ),
+                    None if cluster.len() > 1 && self.param_by_long(cluster).is_some() => {
+                        (message, Some(format!("--{cluster}")))
+                    }
+                    None => (message, near),
                 };
                 return Err(BindError::new(BindErrorKind::UnknownFlag, message)
                     .argument(format!("-{short}"))
@@ -453,12 +482,20 @@ impl ToolSchema {
                         Some(Value::Int(n)) => n + 1,
                         _ => 1,
                     };
+                    if count > MAX_COUNT {
+                        return Err(invalid(
+                            param,
+                            spelled,
+                            &count.to_string(),
+                            "a count from 0 to 255",
+                        ));
+                    }
                     args.named.insert(name, Value::Int(count));
                 }
                 (ValueKind::Count, Some(text)) => {
-                    let count: u32 = text.parse().map_err(|_| {
-                        invalid(param, spelled, text, "a count (a whole number of times)")
-                    })?;
+                    let count: u8 = text
+                        .parse()
+                        .map_err(|_| invalid(param, spelled, text, "a count from 0 to 255"))?;
                     args.named.insert(name, Value::Int(i64::from(count)));
                 }
                 (_, None) => {
@@ -481,18 +518,25 @@ impl ToolSchema {
         let mut values: Vec<&str> = Vec::new();
         if let Some(text) = inline {
             values.push(text);
-        }
-        // A value-taking option takes its next word, whatever it looks like,
-        // as getopt does; further words only up to its count and only while
-        // they do not look like options.
-        while max.is_none_or(|max| values.len() < max) && *index < words.len() {
-            let next = words[*index].as_ref();
-            let needed = values.len() < min.max(1);
-            if !needed && (next.starts_with('-') && next.len() > 1 && !looks_negative(next)) {
-                break;
+        } else {
+            // The words the option needs are its own, whatever they look
+            // like, as getopt does; more only up to its count and only while
+            // they do not look like options. A value attached with `=` is
+            // the whole of it, as in clap.
+            while max.is_none_or(|max| values.len() < max) && *index < words.len() {
+                let next = words[*index].as_ref();
+                let needed = values.len() < min;
+                if !needed && next.starts_with('-') && next.len() > 1 && !looks_negative(next) {
+                    break;
+                }
+                values.push(next);
+                *index += 1;
             }
-            values.push(next);
-            *index += 1;
+        }
+        if values.is_empty() && min == 0 {
+            // An option whose value may be left out: present, no value.
+            args.flags.insert(name);
+            return Ok(());
         }
         if values.len() < min.max(1) {
             return Err(BindError::new(
@@ -547,6 +591,14 @@ impl ToolSchema {
             // the others.
             let from_named = args.named.remove(&*param.name);
             if param.repeatable {
+                if placed.len() != slot {
+                    // An earlier optional positional is missing: the list
+                    // cannot move into place without filling it.
+                    if let Some(named) = from_named {
+                        args.named.insert(param.name.to_string(), named);
+                    }
+                    break;
+                }
                 if let Some(named) = from_named {
                     match named {
                         Value::Json(serde_json::Value::Array(items)) => {
@@ -605,6 +657,40 @@ impl ToolSchema {
         args.positional = placed;
         Ok(())
     }
+}
+
+/// The most a counted flag counts (clap counts into a `u8`).
+const MAX_COUNT: i64 = 255;
+
+/// For a JSON list of `len` values: whether it fits the parameter's value
+/// count (per occurrence, for a repeatable one).
+fn check_value_count(param: &ParamSchema, key: &str, len: usize) -> Result<(), BindError> {
+    let Some(count) = param.consumes else {
+        return Ok(());
+    };
+    let (min, max) = (usize::from(count.min), count.max.map(usize::from));
+    let fits = if param.repeatable {
+        match max {
+            Some(k) if k == min && k > 0 => len.is_multiple_of(k),
+            _ => true,
+        }
+    } else {
+        len >= min && max.is_none_or(|max| len <= max)
+    };
+    if fits {
+        return Ok(());
+    }
+    let wanted = match (max, param.repeatable) {
+        (Some(k), true) => format!("a multiple of {k} values"),
+        (Some(max), false) if max == min => format!("{min} values"),
+        (Some(max), false) => format!("{min} to {max} values"),
+        (None, _) => format!("at least {min} values"),
+    };
+    Err(BindError::new(
+        BindErrorKind::InvalidValue,
+        format!("argument `{key}` takes {wanted}, not {len}"),
+    )
+    .argument(key.to_owned()))
 }
 
 fn help_requested() -> BindError {
@@ -667,7 +753,12 @@ fn word_value(param: &ParamSchema, spelled: &str, text: &str) -> Result<Value, B
             text.parse()
                 .map_err(|_| invalid(param, spelled, text, "an integer"))?,
         ),
-        ValueKind::UInt | ValueKind::Count => {
+        ValueKind::Count => {
+            Value::Int(i64::from(text.parse::<u8>().map_err(|_| {
+                invalid(param, spelled, text, "a count from 0 to 255")
+            })?))
+        }
+        ValueKind::UInt => {
             let n: u64 = text
                 .parse()
                 .map_err(|_| invalid(param, spelled, text, "a whole number (0 or more)"))?;
@@ -739,7 +830,11 @@ fn json_value(
                 .to_vec(),
         ),
         ValueKind::Int => Value::Int(value.as_i64().ok_or_else(|| wrong("an integer"))?),
-        ValueKind::UInt | ValueKind::Count => match value.as_u64() {
+        ValueKind::Count => match value.as_u64() {
+            Some(n) if n <= MAX_COUNT as u64 => Value::Int(n as i64),
+            _ => return Err(wrong("a count from 0 to 255")),
+        },
+        ValueKind::UInt => match value.as_u64() {
             Some(n) => match i64::try_from(n) {
                 Ok(n) => Value::Int(n),
                 Err(_) => Value::Json(value.clone()),

@@ -42,7 +42,7 @@ impl ToolSchema {
         }
         let _ = writeln!(out, "\nUsage: {}", self.usage());
 
-        let positionals: Vec<&ParamSchema> = self.positionals().collect();
+        let positionals: Vec<&ParamSchema> = self.positionals().filter(|p| !p.hidden).collect();
         if !positionals.is_empty() {
             out.push_str("\nArguments:\n");
             let rows: Vec<(String, String)> = positionals
@@ -62,7 +62,7 @@ impl ToolSchema {
         let mut rows: Vec<(String, String)> = self
             .params
             .iter()
-            .filter(|p| p.positional.is_none())
+            .filter(|p| p.positional.is_none() && !p.hidden)
             .map(|p| {
                 let short = match p.short {
                     Some(c) => format!("-{c}, "),
@@ -78,7 +78,15 @@ impl ToolSchema {
                 (format!("{short}--{}{value}", p.long), param_notes(p))
             })
             .collect();
-        rows.push(("-h, --help".to_owned(), "Print help".to_owned()));
+        // `-h` and `--help` ask for help unless an argument took them.
+        let help_short = self.param_by_short('h').is_none();
+        let help_long = self.param_by_long("help").is_none();
+        match (help_short, help_long) {
+            (true, true) => rows.push(("-h, --help".to_owned(), "Print help".to_owned())),
+            (false, true) => rows.push(("    --help".to_owned(), "Print help".to_owned())),
+            (true, false) => rows.push(("-h".to_owned(), "Print help".to_owned())),
+            (false, false) => {}
+        }
         out.push_str("\nOptions:\n");
         write_rows(&mut out, &rows);
 

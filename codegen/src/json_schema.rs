@@ -26,7 +26,7 @@ impl ToolSchema {
     pub fn json_schema(&self) -> Json {
         let mut properties = Map::new();
         let mut required = Vec::new();
-        for param in self.params.iter() {
+        for param in self.params.iter().filter(|p| !p.hidden) {
             properties.insert(param.name.to_string(), property(param));
             if param.required {
                 required.push(Json::String(param.name.to_string()));
@@ -55,10 +55,16 @@ impl ToolSchema {
 
 fn property(param: &ParamSchema) -> Json {
     let mut item = value_schema(&param.kind);
-    let mut property = if param.repeatable || param.consumes.is_some_and(|c| c.max != Some(1)) {
+    let mut property = if param.is_list() {
         let mut array = Map::new();
         array.insert("type".into(), json!("array"));
         array.insert("items".into(), Json::Object(std::mem::take(&mut item)));
+        if let Some(count) = param.consumes.filter(|_| !param.repeatable) {
+            array.insert("minItems".into(), json!(count.min));
+            if let Some(max) = count.max {
+                array.insert("maxItems".into(), json!(max));
+            }
+        }
         array
     } else {
         item
@@ -86,9 +92,14 @@ fn value_schema(kind: &ValueKind) -> Map<String, Json> {
         ValueKind::Int => {
             schema.insert("type".into(), json!("integer"));
         }
-        ValueKind::UInt | ValueKind::Count => {
+        ValueKind::UInt => {
             schema.insert("type".into(), json!("integer"));
             schema.insert("minimum".into(), json!(0));
+        }
+        ValueKind::Count => {
+            schema.insert("type".into(), json!("integer"));
+            schema.insert("minimum".into(), json!(0));
+            schema.insert("maximum".into(), json!(255));
         }
         ValueKind::Float => {
             schema.insert("type".into(), json!("number"));

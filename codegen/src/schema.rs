@@ -89,6 +89,10 @@ pub struct ParamSchema {
     /// (clap's `num_args`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub consumes: Option<ValueCount>,
+    /// Whether help and JSON Schema leave the argument out (it is still
+    /// accepted).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub hidden: bool,
 }
 
 /// How many values one occurrence of an option takes.
@@ -323,6 +327,7 @@ impl ParamSchema {
             positional: None,
             stdin: false,
             consumes: None,
+            hidden: false,
         }
     }
 
@@ -361,6 +366,7 @@ impl ParamSchema {
             positional,
             stdin,
             consumes,
+            hidden: false,
         }
     }
 
@@ -432,11 +438,25 @@ impl ParamSchema {
     }
 
     /// Whether the argument is a flag that takes no value word on the command
-    /// line (a bool or a count); `--flag=value` still gives one explicitly.
+    /// line (a bool or a count, unless it declares a value count);
+    /// `--flag=value` still gives one explicitly.
     pub fn is_flag(&self) -> bool {
         matches!(self.kind, ValueKind::Bool | ValueKind::Count)
+            && self.consumes.is_none()
             && !self.repeatable
             && self.positional.is_none()
+    }
+
+    /// Whether one value of the argument is a list of several words
+    /// (`num_args` above one, or unbounded).
+    pub fn takes_several(&self) -> bool {
+        self.consumes.is_some_and(|c| c.max != Some(1))
+    }
+
+    /// Whether the argument's value is a list: repeatable, or several words
+    /// per occurrence.
+    pub fn is_list(&self) -> bool {
+        self.repeatable || self.takes_several()
     }
 }
 

@@ -464,7 +464,10 @@ fn json_schema_is_usable_as_an_mcp_input_schema() {
     assert_eq!(props["offset"], json!({"type": "integer"}));
     assert_eq!(props["scale"], json!({"type": "number"}));
     assert_eq!(props["all"], json!({"type": "boolean"}));
-    assert_eq!(props["verbose"], json!({"type": "integer", "minimum": 0}));
+    assert_eq!(
+        props["verbose"],
+        json!({"type": "integer", "minimum": 0, "maximum": 255})
+    );
     assert_eq!(
         props["mode"],
         json!({"type": "string", "enum": ["fast", "thorough"]})
@@ -472,7 +475,7 @@ fn json_schema_is_usable_as_an_mcp_input_schema() {
     assert_eq!(props["filter"], json!({}));
     assert_eq!(
         props["point"],
-        json!({"type": "array", "items": {"type": "number"}})
+        json!({"type": "array", "items": {"type": "number"}, "minItems": 2, "maxItems": 2})
     );
     let text = json.to_string();
     assert!(!text.contains("null"), "no null unions anywhere: {text}");
@@ -504,4 +507,124 @@ fn help_lists_every_argument_with_its_description() {
     assert!(help.contains("[default: 10]"), "{help}");
     assert!(help.contains("--mode <fast|thorough>"), "{help}");
     assert!(help.contains("-h, --help"), "{help}");
+}
+
+#[test]
+fn counts_are_bounded() {
+    let err = fail(&["--verbose=300"]);
+    assert_eq!(
+        err.to_string(),
+        "invalid value `300` for `--verbose`: expected a count from 0 to 255"
+    );
+    let many: Vec<&str> = std::iter::repeat_n("-v", 256).chain(["q"]).collect();
+    assert_eq!(fail(&many).kind(), BindErrorKind::InvalidValue);
+    let err = schema()
+        .parse_json(&json!({"verbose": 5_000_000}))
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "argument `verbose` must be a count from 0 to 255, not a number"
+    );
+}
+
+#[test]
+fn an_attached_value_is_the_whole_value() {
+    let schema = ToolSchema::new("t")
+        .with_param(
+            ParamSchema::new("files", ValueKind::String)
+                .repeatable()
+                .consumes(1, None),
+        )
+        .with_param(ParamSchema::new("pattern", ValueKind::String).positional(0));
+    let args = schema.parse_words(&["--files=a.rs", "needle"]).unwrap();
+    assert_eq!(args.named["files"], Value::Json(json!(["a.rs"])));
+    assert_eq!(args.positional, [s("needle")]);
+    let args = schema
+        .parse_words(&["--files", "a", "b", "--", "needle"])
+        .unwrap();
+    assert_eq!(args.named["files"], Value::Json(json!(["a", "b"])));
+}
+
+#[test]
+fn an_option_whose_value_may_be_left_out() {
+    let schema = ToolSchema::new("t")
+        .with_param(ParamSchema::new("color", ValueKind::String).consumes(0, Some(1)))
+        .with_param(ParamSchema::new("verbose", ValueKind::Bool).short('v'));
+    let args = schema.parse_words(&["--color"]).unwrap();
+    assert!(args.flags.contains("color") && !args.named.contains_key("color"));
+    let args = schema.parse_words(&["--color", "-v"]).unwrap();
+    assert!(
+        args.flags.contains("color") && args.flags.contains("verbose"),
+        "`-v` is not its value"
+    );
+    let args = schema.parse_words(&["--color", "red"]).unwrap();
+    assert_eq!(args.named["color"], s("red"));
+}
+
+#[test]
+fn a_bool_that_takes_a_value_is_not_a_flag() {
+    let schema = ToolSchema::new("t")
+        .with_param(ParamSchema::new("flag", ValueKind::Bool).consumes(1, Some(1)))
+        .with_param(ParamSchema::new("word", ValueKind::String).positional(0));
+    let args = schema.parse_words(&["--flag", "false", "w"]).unwrap();
+    assert_eq!(args.named["flag"], Value::Bool(false));
+    assert_eq!(args.positional, [s("w")]);
+    let mut flagged = args.clone();
+    flagged.flagify_bool_named(&schema);
+    assert_eq!(flagged, args, "flagify leaves a value-taking bool alone");
+}
+
+#[test]
+fn flag_spelling_mistakes_get_pointed_advice() {
+    let err = fail(&["--=x"]);
+    assert_eq!(
+        err.to_string(),
+        "`--=x` has no flag name before `=`; write `--name=value`"
+    );
+    let one_char = ToolSchema::new("t")
+        .with_param(ParamSchema::new("f", ValueKind::Bool).long("f").short('x'));
+    assert!(
+        one_char.parse_words(&["-f"]).unwrap().flags.contains("f"),
+        "a one-character name answers `-f`"
+    );
+    let with_long_f =
+        ToolSchema::new("t").with_param(ParamSchema::new("force", ValueKind::Bool).long("f"));
+    let err = with_long_f.parse_words(&["-f"]).unwrap_err();
+    assert_eq!(err.to_string(), "unknown flag `-f`; did you mean `--f`?");
+}
+
+#[test]
+fn wire_names_are_accepted_as_long_flags() {
+    let args = bind(&["--max_results=5", "q"]);
+    assert_eq!(args.named["max_results"], Value::Int(5));
+}
+
+#[test]
+fn a_list_positional_after_a_missing_optional_one_stays_by_name() {
+    let schema = ToolSchema::new("cp")
+        .with_param(
+            ParamSchema::new("src", ValueKind::String)
+                .positional(0)
+                .required(),
+        )
+        .with_param(ParamSchema::new("dest", ValueKind::String).positional(1))
+        .with_param(
+            ParamSchema::new("extra", ValueKind::String)
+                .positional(2)
+                .repeatable(),
+        );
+    let args = schema.parse_words(&["a", "--extra", "x"]).unwrap();
+    assert_eq!(args.positional, [s("a")], "`x` does not slide into `dest`");
+    assert_eq!(args.named["extra"], Value::Json(json!(["x"])));
+    let args = schema
+        .parse_json(&json!({"src": "a", "extra": ["x", "y"]}))
+        .unwrap();
+    assert_eq!(args.positional, [s("a")]);
+    assert_eq!(args.named["extra"], Value::Json(json!(["x", "y"])));
+}
+
+#[test]
+fn json_lists_must_fit_the_value_count() {
+    let err = schema().parse_json(&json!({"point": [1]})).unwrap_err();
+    assert_eq!(err.to_string(), "argument `point` takes 2 values, not 1");
 }

@@ -94,9 +94,26 @@ fn clap_item(model: &ToolModel, mut item: ItemStruct) -> ItemStruct {
                     .attrs
                     .retain(|a| !(a.path().is_ident("arg") || a.path().is_ident("clap")));
                 field.attrs.push(parse_quote!(#[arg(skip)]));
-            } else if model_field.positional.is_none() && !model_field.has_long {
+                continue;
+            }
+            if model_field.positional.is_none() {
+                // The schema's long flag, written out, so clap and the
+                // binder agree whatever `rename_all` or `id` say; the last
+                // `long` wins in clap.
                 let long = &model_field.long;
                 field.attrs.push(parse_quote!(#[arg(long = #long)]));
+            }
+            if model_field.takes_several() {
+                // `--near -1 2`: the words of a multi-word value are values.
+                field
+                    .attrs
+                    .push(parse_quote!(#[arg(allow_hyphen_values = true)]));
+            }
+            if model_field.is_json() && !model_field.has_value_parser {
+                let krate = &model.krate;
+                field
+                    .attrs
+                    .push(parse_quote!(#[arg(value_parser = #krate::__private::parse_json_arg)]));
             }
         }
     }
@@ -120,19 +137,9 @@ fn tool_impl(model: &ToolModel) -> TokenStream {
     let byte_keys: Vec<&str> = model
         .fields
         .iter()
-        .filter(|f| f.bytes && f.positional.is_none())
+        .filter(|f| f.bytes)
         .map(|f| f.name.as_str())
         .collect();
-    let byte_positional = model
-        .fields
-        .iter()
-        .find(|f| f.bytes && f.positional.is_some())
-        .and_then(|f| f.positional)
-        .map(usize::from);
-    let byte_positional_tokens = match byte_positional {
-        Some(index) => quote!(::core::option::Option::Some(#index)),
-        None => quote!(::core::option::Option::None),
-    };
     let byte_fills = model.fields.iter().filter(|f| f.bytes).map(|field| {
         let member = &field.ident;
         let key = &field.name;
@@ -174,24 +181,31 @@ fn tool_impl(model: &ToolModel) -> TokenStream {
     });
 
     quote! {
+        impl #ident {
+            /// Builds the schema `Tool::schema` keeps; in an inherent `fn`, so
+            /// a default such as `Self::LIMIT` means what it means to clap.
+            #[doc(hidden)]
+            fn __gangway_tool_schema() -> #krate::tool::ToolSchema {
+                #[allow(unused_imports)]
+                use #private::{
+                    DefaultViaDisplay as _, DefaultViaValueEnum as _, ViaArgType as _, ViaText as _,
+                    ViaValueEnum as _,
+                };
+                let mut __schema = #krate::tool::ToolSchema::new(#name)
+                    .with_description(#description)
+                    .with_long_description(#long_description)
+                    .with_binding(#binding);
+                #(__schema = __schema.with_param(#params);)*
+                __schema
+            }
+        }
+
         #[automatically_derived]
         impl #krate::tool::Tool for #ident {
             fn schema() -> &'static #krate::tool::ToolSchema {
-                static SCHEMA: ::std::sync::LazyLock<#krate::tool::ToolSchema> =
-                    ::std::sync::LazyLock::new(|| {
-                        #[allow(unused_imports)]
-                        use #private::{
-                            DefaultViaDisplay as _, DefaultViaValueEnum as _, ViaArgType as _,
-                            ViaText as _, ViaValueEnum as _,
-                        };
-                        let mut __schema = #krate::tool::ToolSchema::new(#name)
-                            .with_description(#description)
-                            .with_long_description(#long_description)
-                            .with_binding(#binding);
-                        #(__schema = __schema.with_param(#params);)*
-                        __schema
-                    });
-                &SCHEMA
+                static __GANGWAY_SCHEMA: ::std::sync::LazyLock<#krate::tool::ToolSchema> =
+                    ::std::sync::LazyLock::new(#ident::__gangway_tool_schema);
+                &__GANGWAY_SCHEMA
             }
 
             fn bind(
@@ -202,7 +216,6 @@ fn tool_impl(model: &ToolModel) -> TokenStream {
                     __args,
                     <Self as #krate::tool::Tool>::schema(),
                     &[#(#byte_keys),*],
-                    #byte_positional_tokens,
                 )?;
                 #(#byte_fills)*
                 ::core::result::Result::Ok(__tool)
@@ -241,7 +254,7 @@ fn param_tokens(krate: &syn::Path, field: &ToolField) -> TokenStream {
         }
     };
     let default = match &field.default {
-        ToolDefault::None => quote!(::core::option::Option::None),
+        ToolDefault::None | ToolDefault::Unknown => quote!(::core::option::Option::None),
         ToolDefault::Text(text) => {
             quote!(::core::option::Option::Some(#private::Cow::Borrowed(#text)))
         }
@@ -258,6 +271,7 @@ fn param_tokens(krate: &syn::Path, field: &ToolField) -> TokenStream {
     let required = field.required;
     let optional = field.shape.optional;
     let repeatable = field.shape.repeatable && !field.count;
+    let hidden = field.hidden;
     let positional = match field.positional {
         Some(index) => quote!(::core::option::Option::Some(#index)),
         None => quote!(::core::option::Option::None),
@@ -285,6 +299,7 @@ fn param_tokens(krate: &syn::Path, field: &ToolField) -> TokenStream {
         __param.description = #private::Cow::Borrowed(#description);
         __param.positional = #positional;
         __param.consumes = #consumes;
+        __param.hidden = #hidden;
         __param
     })
 }

@@ -430,64 +430,32 @@ impl<T: Display> DefaultViaDisplay for &DefaultText<'_, T> {
     }
 }
 
-/// The clap half of a `#[tool]`'s `bind`: renders the arguments as argv
-/// (counts and multi-value options by the schema, byte fields left out) and
-/// parses them with clap.
+/// The clap half of a `#[tool]`'s `bind`: flags set the clap way, argv
+/// rendered by the schema with the byte fields left out, parsed by clap.
 pub fn bind_with_clap<T: clap::Parser>(
     args: &crate::tool::ToolArgs,
     schema: &crate::tool::ToolSchema,
     byte_keys: &[&str],
-    byte_positional: Option<usize>,
 ) -> Result<T, crate::tool::ToolBindError> {
-    use crate::tool::{ArgBinding, ToolArgs, Value, ValueKind};
-    let argv: Vec<String> = if schema.binding == ArgBinding::Verbatim {
+    let argv: Vec<String> = if schema.binding == crate::tool::ArgBinding::Verbatim {
         args.words_argv()
     } else {
-        let mut args: ToolArgs = args.clone();
+        let mut args = args.clone();
         args.flagify_bool_named(schema);
-        let mut front = Vec::new();
-        for param in schema.params.iter() {
-            let flag = format!("--{}", param.long);
-            if param.kind == ValueKind::Count {
-                if let Some(value) = args.named.remove(&*param.name) {
-                    let times = match value {
-                        Value::Int(n) => usize::try_from(n).unwrap_or(0),
-                        Value::Bool(true) => 1,
-                        _ => 0,
-                    };
-                    front.extend(std::iter::repeat_n(flag.clone(), times));
-                }
-                if args.flags.remove(&*param.name) {
-                    front.push(flag.clone());
-                }
-            } else if let Some(count) = param.consumes.filter(|c| c.max != Some(1)) {
-                // Several values per occurrence: `--point 1 2`. A fixed count
-                // splits a longer list into occurrences of that many.
-                if let Some(Value::Json(serde_json::Value::Array(items))) =
-                    args.named.remove(&*param.name)
-                {
-                    let per = match count.max {
-                        Some(max) if max == count.min && max > 0 => usize::from(max),
-                        _ => items.len().max(1),
-                    };
-                    for chunk in items.chunks(per) {
-                        front.push(flag.clone());
-                        front.extend(chunk.iter().map(|item| match item {
-                            serde_json::Value::String(text) => text.clone(),
-                            other => other.to_string(),
-                        }));
-                    }
-                }
-            }
-        }
-        if let Some(index) = byte_positional {
-            args.positional.truncate(index);
-        }
-        front.extend(args.to_argv_excluding(byte_keys)?);
-        front
+        args.to_clap_argv(schema, byte_keys)?
     };
     T::try_parse_from(std::iter::once(schema.name.to_string()).chain(argv))
         .map_err(crate::tool::ToolBindError::from)
+}
+
+/// clap's value parser for a `serde_json::Value` field of a `#[tool]`: the
+/// word is JSON text.
+///
+/// # Errors
+///
+/// The JSON parser's message, when the word is not JSON.
+pub fn parse_json_arg(text: &str) -> Result<serde_json::Value, String> {
+    serde_json::from_str(text).map_err(|error| format!("not valid JSON: {error}"))
 }
 
 /// The raw bytes of a `#[tool]` byte field: from its name, or from its
@@ -507,8 +475,13 @@ pub fn tool_bytes(
         Some(Value::Bytes(bytes)) => Some(bytes.clone()),
         Some(Value::String(text)) => Some(text.clone().into_bytes()),
         Some(other) => {
+            let what = match other {
+                Value::Bool(_) => "a boolean",
+                Value::Int(_) | Value::Float(_) => "a number",
+                _ => "JSON",
+            };
             return Err(crate::tool::ToolBindError::usage(format!(
-                "argument `{name}` takes bytes or text, not {other:?}"
+                "error: the argument `{name}` takes bytes or text, not {what}"
             )));
         }
     })
@@ -517,9 +490,7 @@ pub fn tool_bytes(
 /// A required byte field that was not given.
 #[cold]
 pub fn missing_bytes(name: &str) -> crate::tool::ToolBindError {
-    crate::tool::ToolBindError::usage(format!(
-        "error: the argument `{name}` is required: give it or pipe it in"
-    ))
+    crate::tool::ToolBindError::usage(format!("error: the argument `{name}` is required"))
 }
 
 /// A `#[tool]`'s help: clap's own, with the byte fields (which clap skips)

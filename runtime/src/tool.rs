@@ -241,13 +241,14 @@ impl From<BindError> for ToolBindError {
         if error.is_help() {
             ToolBindError::help(error.message())
         } else {
-            ToolBindError::usage(error.message())
+            // Worded as clap words its own errors.
+            ToolBindError::usage(format!("error: {}", error.message()))
         }
     }
 }
 
 impl From<ToolArgvError> for ToolBindError {
     fn from(error: ToolArgvError) -> Self {
-        ToolBindError::usage(error.to_string())
+        ToolBindError::usage(format!("error: {error}"))
     }
 }

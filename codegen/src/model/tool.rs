@@ -47,9 +47,6 @@ pub struct ToolField {
     pub name: String,
     /// The long flag, without `--`.
     pub long: String,
-    /// Whether the field has a `long` of its own; when not, the macro adds
-    /// one, so every option can be given by name.
-    pub has_long: bool,
     /// The short flag.
     pub short: Option<char>,
     /// Other long names.
@@ -66,8 +63,12 @@ pub struct ToolField {
     pub count: bool,
     /// `num_args`.
     pub consumes: Option<ValueCount>,
-    /// `value_enum` was written.
-    pub value_enum: bool,
+    /// `hide`: left out of help and JSON Schema.
+    pub hidden: bool,
+    /// The values of `value_parser = ["a", "b"]`.
+    pub enum_values: Option<Vec<String>>,
+    /// Whether the field names its own `value_parser`.
+    pub has_value_parser: bool,
     /// A raw-bytes field: clap skips it; `bind` reads it from the arguments.
     pub bytes: bool,
 }
@@ -82,6 +83,9 @@ pub enum ToolDefault {
     /// `default_value_t = expr`: shown with the value's `Display`, or its
     /// `ValueEnum` name.
     Expr(Expr),
+    /// A default whose text is not known without running code (such as
+    /// `default_value = SOME_CONST`): optional, no text shown.
+    Unknown,
     /// A bare `default_value_t`: the type's `Default`.
     TypeDefault,
 }
@@ -205,6 +209,7 @@ impl ToolModel {
 
         let (mut description, mut long_description) = docs(&item.attrs);
         let mut has_command_name = false;
+        let mut rename_all: Option<ArgRename> = None;
         for attr in item
             .attrs
             .iter()
@@ -213,6 +218,20 @@ impl ToolModel {
             let _ = attr.parse_nested_meta(|meta| {
                 if meta.path.is_ident("name") {
                     has_command_name = true;
+                } else if meta.path.is_ident("rename_all") && meta.input.peek(syn::Token![=]) {
+                    let lit: LitStr = meta.value()?.parse()?;
+                    match ArgRename::from_name(&lit.value()) {
+                        Some(rule) => rename_all = Some(rule),
+                        None => errors.push(
+                            darling::Error::custom(format!(
+                                "unknown `rename_all` rule `{}`; clap accepts `kebab-case`, `snake_case`, \
+                                 `camelCase`, `PascalCase`, `SCREAMING_SNAKE_CASE`, `lower`, `UPPER` and `verbatim`",
+                                lit.value()
+                            ))
+                            .with_span(&lit),
+                        ),
+                    }
+                    return Ok(());
                 } else if meta.path.is_ident("about") && meta.input.peek(syn::Token![=]) {
                     if let Ok(text) = meta.value()?.parse::<LitStr>() {
                         description = text.value();
@@ -231,7 +250,7 @@ impl ToolModel {
         let mut models = Vec::new();
         let mut next_positional = 0u16;
         for field in fields {
-            if let Some(model) = read_field(field, &mut next_positional, &mut errors) {
+            if let Some(model) = read_field(field, rename_all, &mut next_positional, &mut errors) {
                 models.push(model);
             }
         }
@@ -250,7 +269,44 @@ impl ToolModel {
     }
 }
 
-/// What one `#[arg(...)]` says.
+/// clap's `rename_all` rules for argument names.
+#[derive(Debug, Clone, Copy)]
+enum ArgRename {
+    Serde(super::naming::RenameRule),
+    Lower,
+    Upper,
+    Verbatim,
+}
+
+impl ArgRename {
+    fn from_name(name: &str) -> Option<Self> {
+        use super::naming::RenameRule;
+        Some(match name {
+            "kebab-case" | "kebab" => ArgRename::Serde(RenameRule::Kebab),
+            "snake_case" | "snake" => ArgRename::Serde(RenameRule::Snake),
+            "camelCase" | "camel" => ArgRename::Serde(RenameRule::Camel),
+            "PascalCase" | "pascal" => ArgRename::Serde(RenameRule::Pascal),
+            "SCREAMING_SNAKE_CASE" | "screaming_snake" => {
+                ArgRename::Serde(RenameRule::ScreamingSnake)
+            }
+            "lower" | "lowercase" => ArgRename::Lower,
+            "UPPER" | "upper" | "UPPERCASE" => ArgRename::Upper,
+            "verbatim" => ArgRename::Verbatim,
+            _ => return None,
+        })
+    }
+
+    fn apply(self, field: &str) -> String {
+        match self {
+            ArgRename::Serde(rule) => rule.apply_to_field(field),
+            ArgRename::Lower => field.replace('_', "").to_lowercase(),
+            ArgRename::Upper => field.replace('_', "").to_uppercase(),
+            ArgRename::Verbatim => field.to_owned(),
+        }
+    }
+}
+
+/// What one field's `#[arg(...)]` attributes say.
 #[derive(Default)]
 struct ArgAttrs {
     skip: bool,
@@ -259,11 +315,15 @@ struct ArgAttrs {
     aliases: Vec<String>,
     default: Option<ToolDefault>,
     required: Option<bool>,
-    action: Option<String>,
+    action: Option<(String, Span)>,
     num_args: Option<Expr>,
-    value_enum: bool,
     help: Option<String>,
+    hide: bool,
+    env: bool,
+    value_parser: Option<Expr>,
     flatten: Option<Span>,
+    /// Keys whose meaning the binder cannot follow, with a hint.
+    refused: Vec<(Span, String)>,
 }
 
 fn read_arg_attrs(field: &syn::Field, errors: &mut Accumulator) -> ArgAttrs {
@@ -284,11 +344,7 @@ fn read_arg_attrs(field: &syn::Field, errors: &mut Accumulator) -> ArgAttrs {
             continue;
         }
         let result = attr.parse_nested_meta(|meta| {
-            let key = meta
-                .path
-                .get_ident()
-                .map(ToString::to_string)
-                .unwrap_or_default();
+            let key = meta.path.get_ident().map(ToString::to_string).unwrap_or_default();
             let has_value = meta.input.peek(syn::Token![=]);
             match key.as_str() {
                 "skip" => {
@@ -301,34 +357,32 @@ fn read_arg_attrs(field: &syn::Field, errors: &mut Accumulator) -> ArgAttrs {
                 }
                 "short" => out.short = Some(None),
                 "long" if has_value => {
-                    out.long = Some(Some(meta.value()?.parse::<LitStr>()?.value()))
-                }
-                "long" => out.long = Some(None),
-                "alias" | "visible_alias" => {
-                    out.aliases.push(meta.value()?.parse::<LitStr>()?.value())
-                }
-                "aliases" | "visible_aliases" => {
-                    let list: syn::ExprArray = meta.value()?.parse()?;
-                    for elem in list.elems {
-                        if let Expr::Lit(syn::ExprLit {
-                            lit: syn::Lit::Str(s),
-                            ..
-                        }) = elem
-                        {
-                            out.aliases.push(s.value());
+                    let value = meta.value()?;
+                    match value.parse::<LitStr>() {
+                        Ok(lit) => out.long = Some(Some(lit.value())),
+                        Err(_) => {
+                            return Err(meta.error(
+                                "gangway needs `long` as a string literal, to know the flag without running code",
+                            ));
                         }
                     }
                 }
+                "long" => out.long = Some(None),
+                "alias" | "visible_alias" => out.aliases.extend(string_literals(&meta.value()?.parse()?)),
+                "aliases" | "visible_aliases" => out.aliases.extend(string_literals(&meta.value()?.parse()?)),
                 "default_value" => {
-                    let lit: LitStr = meta.value()?.parse()?;
-                    out.default = Some(ToolDefault::Text(lit.value()));
+                    let expr: Expr = meta.value()?.parse()?;
+                    out.default = Some(match string_literals(&expr).as_slice() {
+                        [text] => ToolDefault::Text(text.clone()),
+                        _ => ToolDefault::Unknown,
+                    });
                 }
                 "default_value_t" if has_value => {
-                    out.default = Some(ToolDefault::Expr(meta.value()?.parse()?))
+                    out.default = Some(ToolDefault::Expr(meta.value()?.parse()?));
                 }
                 "default_value_t" => out.default = Some(ToolDefault::TypeDefault),
-                "default_values_t" | "default_values" => {
-                    out.default = Some(ToolDefault::None);
+                "default_values_t" | "default_values" | "default_value_os" | "default_values_os" => {
+                    out.default = Some(ToolDefault::Unknown);
                     return skip_any(&meta);
                 }
                 "required" if has_value => {
@@ -338,13 +392,33 @@ fn read_arg_attrs(field: &syn::Field, errors: &mut Accumulator) -> ArgAttrs {
                 "required" => out.required = Some(true),
                 "action" => {
                     let expr: Expr = meta.value()?.parse()?;
-                    if let Expr::Path(path) = expr {
-                        out.action = path.path.segments.last().map(|s| s.ident.to_string());
+                    if let Expr::Path(path) = &expr {
+                        out.action = path
+                            .path
+                            .segments
+                            .last()
+                            .map(|s| (s.ident.to_string(), expr.span()));
                     }
                 }
                 "num_args" => out.num_args = Some(meta.value()?.parse()?),
-                "value_enum" => out.value_enum = true,
                 "help" if has_value => out.help = Some(meta.value()?.parse::<LitStr>()?.value()),
+                "hide" if has_value => out.hide = meta.value()?.parse::<syn::LitBool>()?.value,
+                "hide" => out.hide = true,
+                "env" => {
+                    out.env = true;
+                    return skip_any(&meta);
+                }
+                "value_parser" if has_value => out.value_parser = Some(meta.value()?.parse()?),
+                "trailing_var_arg" | "last" | "raw" => {
+                    out.refused.push((
+                        meta.path.span(),
+                        format!(
+                            "`{key}` hands the rest of the words to clap as they are, which the \
+                             schema-driven binder cannot follow; make the tool `#[tool(verbatim)]` instead"
+                        ),
+                    ));
+                    return skip_any(&meta);
+                }
                 _ => return skip_any(&meta),
             }
             Ok(())
@@ -354,6 +428,20 @@ fn read_arg_attrs(field: &syn::Field, errors: &mut Accumulator) -> ArgAttrs {
         }
     }
     out
+}
+
+/// The string literals of `"a"`, `["a", "b"]` or `&["a", "b"]`.
+fn string_literals(expr: &Expr) -> Vec<String> {
+    match expr {
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(s),
+            ..
+        }) => vec![s.value()],
+        Expr::Array(array) => array.elems.iter().flat_map(string_literals).collect(),
+        Expr::Reference(reference) => string_literals(&reference.expr),
+        Expr::Group(group) => string_literals(&group.expr),
+        _ => Vec::new(),
+    }
 }
 
 /// Consumes the value of a key we do not need, whatever its form.
@@ -368,6 +456,7 @@ fn skip_any(meta: &syn::meta::ParseNestedMeta<'_>) -> syn::Result<()> {
 
 fn read_field(
     field: &syn::Field,
+    rename_all: Option<ArgRename>,
     next_positional: &mut u16,
     errors: &mut Accumulator,
 ) -> Option<ToolField> {
@@ -385,6 +474,9 @@ fn read_field(
     }
     if attrs.skip {
         return None;
+    }
+    for (span, hint) in &attrs.refused {
+        errors.push(darling::Error::custom(hint).with_span(span));
     }
     let shape = match ty::classify(&field.ty) {
         Ok(shape) => shape,
@@ -406,33 +498,78 @@ fn read_field(
     let is_option = attrs.short.is_some() || attrs.long.is_some();
     let long = match &attrs.long {
         Some(Some(long)) => long.clone(),
-        _ => cli_long_name(&raw),
+        _ => match rename_all {
+            Some(rule) => rule.apply(&raw),
+            None => cli_long_name(&raw),
+        },
     };
     let short = match attrs.short {
         Some(Some(c)) => Some(c),
         Some(None) => raw.chars().next(),
         None => None,
     };
-    let count = attrs.action.as_deref() == Some("Count");
-    let flag_kind = matches!(shape.kind, KindSource::Known(ValueKind::Bool))
-        && !shape.repeatable
-        && !shape.optional;
+    if is_option && short == Some('h') {
+        errors.push(
+            darling::Error::custom(format!(
+                "`-h` is clap's help flag; give `{ident}` another `short`"
+            ))
+            .with_span(&ident),
+        );
+    }
+    if is_option && long == "help" {
+        errors.push(
+            darling::Error::custom(format!(
+                "`--help` is clap's help flag; give `{ident}` another `long`"
+            ))
+            .with_span(&ident),
+        );
+    }
+    let action = attrs.action.as_ref().map(|(name, _)| name.as_str());
+    if let Some((name, span)) = &attrs.action
+        && name == "SetFalse"
+    {
+        errors.push(
+            darling::Error::custom(
+                "`ArgAction::SetFalse` turns a flag off, which a schema (a flag is true when given) cannot \
+                 describe; name the flag for what it turns on, as in `no_color: bool`",
+            )
+            .with_span(span),
+        );
+    }
+    let count = action == Some("Count");
+    let is_bool = matches!(shape.kind, KindSource::Known(ValueKind::Bool)) && !shape.repeatable;
+    // clap binds `bool` as a flag unless the action says to take a value,
+    // and `Option<bool>` as an option that takes `true` or `false`.
+    let bool_takes_value = is_bool && (shape.optional || action == Some("Set"));
+    let flag_kind = is_bool && !bool_takes_value;
     let positional = (!is_option).then(|| {
         let index = *next_positional;
         *next_positional += 1;
         index
     });
-    let consumes = attrs.num_args.as_ref().and_then(|expr| match value_count(expr) {
-        Some(count) => Some(count),
-        None => {
-            errors.push(
-                darling::Error::custom(
-                    "gangway reads `num_args` as a literal count or range, such as `2`, `1..` or `1..=3`",
-                )
-                .with_span(expr),
-            );
-            None
-        }
+    let consumes = match &attrs.num_args {
+        Some(expr) => match value_count(expr) {
+            Some(count) => Some(count),
+            None => {
+                errors.push(
+                    darling::Error::custom(
+                        "gangway reads `num_args` as a literal count or range, such as `2`, `1..` or `1..=3`",
+                    )
+                    .with_span(expr),
+                );
+                None
+            }
+        },
+        None if bool_takes_value => Some(ValueCount {
+            min: 1,
+            max: Some(1),
+        }),
+        None => None,
+    };
+    let enum_values = attrs.value_parser.as_ref().and_then(|expr| {
+        let values = string_literals(expr);
+        (!values.is_empty() && matches!(expr, Expr::Array(_) | Expr::Reference(_)))
+            .then_some(values)
     });
     let default = match attrs.default.clone() {
         Some(default) => default,
@@ -440,17 +577,19 @@ fn read_field(
         None => ToolDefault::None,
     };
     // clap's rules: `Option`, lists, flags and counts are optional, as is
-    // anything with a default; `required = ...` decides over them.
+    // anything with a default or an environment variable to fall back on;
+    // `required = ...` decides over them.
     let optional_by_type = shape.optional || shape.repeatable || flag_kind || count;
     let has_default = !matches!(default, ToolDefault::None);
-    let required = attrs.required.unwrap_or(!optional_by_type && !has_default);
+    let required = attrs
+        .required
+        .unwrap_or(!optional_by_type && !has_default && !attrs.env);
     Some(ToolField {
         name: if positional.is_some() {
             raw.clone()
         } else {
             long.clone()
         },
-        has_long: attrs.long.is_some(),
         ident,
         ty: field.ty.clone(),
         long,
@@ -462,8 +601,10 @@ fn read_field(
         description,
         count,
         consumes,
-        value_enum: attrs.value_enum,
         bytes,
+        hidden: attrs.hide,
+        enum_values,
+        has_value_parser: attrs.value_parser.is_some(),
         shape,
     })
 }
@@ -566,10 +707,30 @@ impl ToolField {
         if self.count {
             return Some(ValueKind::Count);
         }
+        if let Some(values) = &self.enum_values {
+            return Some(ValueKind::Enum(
+                values
+                    .iter()
+                    .cloned()
+                    .map(Into::into)
+                    .collect::<Vec<_>>()
+                    .into(),
+            ));
+        }
         match &self.shape.kind {
             KindSource::Known(kind) => Some(kind.clone()),
             KindSource::Named(_) => None,
         }
+    }
+
+    /// Whether one occurrence takes several words (`num_args` above one).
+    pub fn takes_several(&self) -> bool {
+        self.consumes.is_some_and(|c| c.max != Some(1))
+    }
+
+    /// Whether the value is free-form JSON (`serde_json::Value`).
+    pub fn is_json(&self) -> bool {
+        matches!(self.shape.kind, KindSource::Known(ValueKind::Json))
     }
 
     /// The element type whose kind is looked up at run time.

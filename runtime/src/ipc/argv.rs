@@ -140,11 +140,7 @@ pub(crate) fn encode_params(schema: &ToolSchema, args: &ToolArgs) -> Result<Vec<
                 _ => Encoded::Bool(true),
             }),
             None => match args.named.get(name) {
-                Some(value)
-                    if param.repeatable || param.consumes.is_some_and(|c| c.max != Some(1)) =>
-                {
-                    Some(element_list(param, value)?)
-                }
+                Some(value) if param.is_list() => Some(element_list(param, value)?),
                 Some(value) => Some(scalar(param, value)?),
                 None => None,
             },
