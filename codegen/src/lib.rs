@@ -6,6 +6,9 @@
 //! - [`bind`]: the one binder from shell words or JSON to arguments, and help.
 //! - `model` (feature `model`): the parser and checks of `#[ipc(...)]`
 //!   attributes, used by `gangway-macros` and by the source scanner.
+//! - `render`, `wrappers`, `scan` (feature `render`): wrapper scripts and
+//!   the agent reference from handlebars templates, written atomically, and
+//!   a crate's commands read from its source.
 //!
 //! Most users never name this crate: `gangway` re-exports the schema types.
 
@@ -17,3 +20,13 @@ pub mod schema;
 
 #[cfg(feature = "model")]
 pub mod model;
+
+#[cfg(feature = "render")]
+pub mod render;
+#[cfg(feature = "render")]
+pub mod scan;
+#[cfg(feature = "render")]
+pub mod wrappers;
+
+#[cfg(feature = "render")]
+pub use wrappers::{check_wrappers, write_wrappers};

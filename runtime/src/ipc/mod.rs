@@ -1,6 +1,8 @@
 //! Commands that sandboxed processes call on the host: the [`IpcCommand`]
-//! trait, the [`IpcRouter`] that dispatches calls to them, and the errors a
-//! call can end in.
+//! trait, the [`IpcRouter`] that dispatches calls to them, the
+//! [`IpcServer`] that serves a router on a socket, the clients
+//! ([`IpcClient`], [`AsyncIpcClient`]), the [`SandboxEnv`] a child needs to
+//! reach the server, and the errors a call can end in.
 //!
 //! ```
 //! use gangway::IpcCommand;
@@ -36,13 +38,20 @@
 //! ```
 
 mod argv;
+mod client;
 mod command;
+mod env;
 mod error;
+pub mod protocol;
 mod router;
+mod server;
 
 pub use argv::ArgvOutcome;
+pub use client::{AsyncIpcClient, ClientError, IpcClient, RemoteError};
 pub use command::{CommandError, CommandResult, IpcCommand, Reply};
+pub use env::{CommandEnv, ENV_BIN, ENV_ENDPOINT, ENV_TOKEN, SandboxEnv, locate_client_bin};
 pub use error::{IpcError, RegisterError, TryRegisterError};
+pub use server::{Endpoint, IpcServer, IpcServerBuilder, ShutdownReport};
 
 /// The error [`IpcCommand::apply_args`] and [`IpcCommand::decode_reply`] return.
 pub type DecodeError = rmp_serde::decode::Error;

@@ -1,0 +1,327 @@
+//! The `gangway` command.
+//!
+//! - `gangway call <command> [--stdin <arg>] -- <args...>`: the in-sandbox
+//!   client every wrapper script runs. It sends the words untouched to the
+//!   host named by `GANGWAY_ENDPOINT` (with `GANGWAY_TOKEN`), streams piped
+//!   standard input as the command's stdin argument when the wrapper names
+//!   one, prints the response (a string raw, nothing for `()`, raw bytes for
+//!   binary, anything else as JSON) and exits 0; 1 when the handler failed,
+//!   2 for a usage error, 69 when the host cannot be reached.
+//! - `gangway wrappers (--manifest <file> | --src <dir>) --out <dir> [--check]`
+//! - `gangway manifest --src <dir>`
+//! - `gangway reference (--manifest <file> | --src <dir>)`
+//!
+//! The library's [`run`] is the whole command, so a host binary can act as
+//! its own client (a multi-call binary) instead of shipping this one.
+
+use std::ffi::OsString;
+use std::io::{self, IsTerminal, Read, Write};
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+use gangway::ipc::{ArgvOutcome, ClientError, IpcClient, protocol};
+use gangway::tool::Manifest;
+
+/// Exit code: the host could not be reached, or the exchange broke.
+const EXIT_UNAVAILABLE: i32 = protocol::EXIT_UNAVAILABLE;
+/// Exit code: a usage mistake.
+const EXIT_USAGE: i32 = 2;
+
+/// Expose host commands to sandboxed shells.
+#[derive(Debug, Parser)]
+#[command(name = "gangway", version, about, disable_help_subcommand = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Call a host command (what wrapper scripts run).
+    Call(Call),
+    /// Write (or check) a wrapper script per command.
+    Wrappers(Wrappers),
+    /// Print the manifest of a crate's commands, read from its source.
+    Manifest(SourceOnly),
+    /// Print a Markdown reference of the commands, for an agent's prompt.
+    Reference(Source),
+}
+
+#[derive(Debug, Args)]
+struct Call {
+    /// The command.
+    command: String,
+    /// Send piped standard input as this argument.
+    #[arg(long, value_name = "ARG")]
+    stdin: Option<String>,
+    /// The command's arguments, sent untouched.
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "ARGS"
+    )]
+    args: Vec<OsString>,
+}
+
+#[derive(Debug, Args)]
+#[group(required = true, multiple = false)]
+struct Source {
+    /// A manifest JSON file, as `IpcRouter::manifest()` writes it.
+    #[arg(long, value_name = "FILE")]
+    manifest: Option<PathBuf>,
+    /// A crate directory whose sources declare the commands.
+    #[arg(long, value_name = "DIR")]
+    src: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+struct SourceOnly {
+    /// A crate directory whose sources declare the commands.
+    #[arg(long, value_name = "DIR")]
+    src: PathBuf,
+}
+
+#[derive(Debug, Args)]
+struct Wrappers {
+    #[command(flatten)]
+    source: Source,
+    /// The directory of wrapper scripts.
+    #[arg(long, value_name = "DIR")]
+    out: PathBuf,
+    /// Write nothing; exit 1 with a diff when the directory is out of date.
+    #[arg(long)]
+    check: bool,
+}
+
+/// Runs the `gangway` command with these arguments (the first is the
+/// program name) and returns the exit code.
+pub fn run<I, T>(args: I) -> i32
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(error) => {
+            let _ = error.print();
+            return error.exit_code();
+        }
+    };
+    match cli.command {
+        Command::Call(call) => run_call(call),
+        Command::Wrappers(wrappers) => run_wrappers(wrappers),
+        Command::Manifest(source) => match gangway_codegen::scan::scan_dir(&source.src) {
+            Ok(manifest) => print_json(&manifest),
+            Err(error) => fail(&error),
+        },
+        Command::Reference(source) => match load(&source) {
+            Ok(manifest) => match gangway_codegen::render::Renderer::new().reference(&manifest) {
+                Ok(text) => write_out(text.as_bytes()),
+                Err(error) => fail(&error),
+            },
+            Err(message) => fail(&message),
+        },
+    }
+}
+
+fn fail(error: &dyn std::fmt::Display) -> i32 {
+    eprintln!("gangway: {error}");
+    1
+}
+
+fn write_out(bytes: &[u8]) -> i32 {
+    let mut stdout = io::stdout().lock();
+    match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
+        Ok(()) => 0,
+        // A closed pipe (`cmd | head`) is not the command's failure.
+        Err(error) if error.kind() == io::ErrorKind::BrokenPipe => 0,
+        Err(error) => fail(&error),
+    }
+}
+
+fn print_json(value: &impl serde::Serialize) -> i32 {
+    match serde_json::to_string_pretty(value) {
+        Ok(text) => write_out(format!("{text}\n").as_bytes()),
+        Err(error) => fail(&error),
+    }
+}
+
+fn load(source: &Source) -> Result<Manifest, String> {
+    match (&source.manifest, &source.src) {
+        (Some(file), _) => {
+            let text =
+                std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
+            serde_json::from_str(&text)
+                .map_err(|e| format!("{}: not a gangway manifest: {e}", file.display()))
+        }
+        (None, Some(dir)) => gangway_codegen::scan::scan_dir(dir).map_err(|e| e.to_string()),
+        (None, None) => Err("give `--manifest <file>` or `--src <dir>`".to_owned()),
+    }
+}
+
+fn run_wrappers(wrappers: Wrappers) -> i32 {
+    let manifest = match load(&wrappers.source) {
+        Ok(manifest) => manifest,
+        Err(message) => return fail(&message),
+    };
+    if wrappers.check {
+        return match gangway_codegen::check_wrappers(&manifest, &wrappers.out) {
+            Ok(()) => 0,
+            Err(gangway_codegen::wrappers::WrapperError::OutOfDate { diff }) => {
+                let _ = write_out(diff.as_bytes());
+                eprintln!(
+                    "gangway: {} is out of date; run `gangway wrappers` without `--check` to update it",
+                    wrappers.out.display()
+                );
+                1
+            }
+            Err(error) => fail(&error),
+        };
+    }
+    match gangway_codegen::write_wrappers(&manifest, &wrappers.out) {
+        Ok(report) => {
+            eprintln!(
+                "gangway: {}: {} written, {} unchanged, {} removed",
+                wrappers.out.display(),
+                report.written.len(),
+                report.unchanged.len(),
+                report.removed.len()
+            );
+            0
+        }
+        Err(error) => fail(&error),
+    }
+}
+
+fn run_call(call: Call) -> i32 {
+    let mut words = Vec::with_capacity(call.args.len());
+    for (index, arg) in call.args.into_iter().enumerate() {
+        match arg.into_string() {
+            Ok(word) => words.push(word),
+            Err(arg) => {
+                eprintln!(
+                    "{}: argument {} ({}) is not UTF-8 text, which commands cannot take",
+                    call.command,
+                    index + 1,
+                    arg.to_string_lossy()
+                );
+                return EXIT_USAGE;
+            }
+        }
+    }
+    // `--help` is answered by the host from the schema, so stdin (which may
+    // never close) is not read for it.
+    let wants_help = words
+        .iter()
+        .take_while(|w| *w != "--")
+        .any(|w| w == "--help" || w == "-h");
+    let stdin = match call.stdin {
+        Some(_) if !wants_help && !io::stdin().is_terminal() => match read_stdin() {
+            Ok(bytes) => Some(bytes),
+            Err(message) => {
+                eprintln!("{}: {message}", call.command);
+                return EXIT_USAGE;
+            }
+        },
+        _ => None,
+    };
+    let outcome =
+        IpcClient::from_env().and_then(|mut client| client.call_argv(&call.command, &words, stdin));
+    match outcome {
+        Ok(ArgvOutcome::Help(text)) => write_out(text.as_bytes()),
+        Ok(ArgvOutcome::Response(payload)) => print_response(&call.command, &payload),
+        Ok(_) => 0,
+        Err(error) => report_error(&call.command, &error),
+    }
+}
+
+/// Standard input, whole, within what one frame can carry.
+fn read_stdin() -> Result<Vec<u8>, String> {
+    // Room for the rest of the request around the bytes.
+    let limit = protocol::DEFAULT_MAX_FRAME - 64 * 1024;
+    let mut bytes = Vec::new();
+    io::stdin()
+        .lock()
+        .take(limit as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|error| format!("reading standard input failed: {error}"))?;
+    if bytes.len() > limit {
+        return Err(format!(
+            "standard input is over {} MiB, more than one call can carry; pass a file path instead",
+            limit / (1024 * 1024)
+        ));
+    }
+    Ok(bytes)
+}
+
+fn report_error(command: &str, error: &ClientError) -> i32 {
+    match error.remote() {
+        Some(remote) => {
+            eprintln!("{}", remote.message);
+            if remote.exit == EXIT_USAGE && remote.kind != "unknown_method" {
+                eprintln!("try `{command} --help` for the arguments it takes");
+            }
+            remote.exit
+        }
+        None => {
+            eprintln!("{command}: {error}");
+            EXIT_UNAVAILABLE
+        }
+    }
+}
+
+/// Prints a response: a string raw, `()`/null as nothing, binary as raw
+/// bytes, anything else as one line of JSON.
+fn print_response(command: &str, payload: &[u8]) -> i32 {
+    let value = match rmpv::decode::read_value(&mut &payload[..]) {
+        Ok(value) => value,
+        Err(error) => {
+            eprintln!("{command}: the response is not MessagePack: {error}");
+            return EXIT_UNAVAILABLE;
+        }
+    };
+    match value {
+        rmpv::Value::Nil => 0,
+        rmpv::Value::String(text) => write_out(text.as_bytes()),
+        rmpv::Value::Binary(bytes) => write_out(&bytes),
+        other => write_out(format!("{}\n", to_json(other)).as_bytes()),
+    }
+}
+
+fn to_json(value: rmpv::Value) -> serde_json::Value {
+    use serde_json::Value as Json;
+    match value {
+        rmpv::Value::Nil => Json::Null,
+        rmpv::Value::Boolean(b) => Json::Bool(b),
+        rmpv::Value::Integer(n) => match (n.as_i64(), n.as_u64()) {
+            (Some(i), _) => Json::from(i),
+            (None, Some(u)) => Json::from(u),
+            _ => Json::Null,
+        },
+        rmpv::Value::F32(x) => {
+            serde_json::Number::from_f64(f64::from(x)).map_or(Json::Null, Json::Number)
+        }
+        rmpv::Value::F64(x) => serde_json::Number::from_f64(x).map_or(Json::Null, Json::Number),
+        rmpv::Value::String(text) => {
+            Json::String(String::from_utf8_lossy(text.as_bytes()).into_owned())
+        }
+        rmpv::Value::Binary(bytes) | rmpv::Value::Ext(_, bytes) => {
+            Json::Array(bytes.into_iter().map(Json::from).collect())
+        }
+        rmpv::Value::Array(items) => Json::Array(items.into_iter().map(to_json).collect()),
+        rmpv::Value::Map(entries) => Json::Object(
+            entries
+                .into_iter()
+                .map(|(key, value)| {
+                    let key = match key {
+                        rmpv::Value::String(text) => {
+                            String::from_utf8_lossy(text.as_bytes()).into_owned()
+                        }
+                        other => to_json(other).to_string(),
+                    };
+                    (key, to_json(value))
+                })
+                .collect(),
+        ),
+    }
+}

@@ -1,0 +1,312 @@
+//! A live host for the end-to-end tests: commands, a server, wrappers, and
+//! a way to run a shell session against them.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use gangway::ipc::{CommandResult, IpcRouter, IpcServer, SandboxEnv};
+use gangway::{ArgEnum, IpcCommand};
+use serde::{Deserialize, Serialize};
+
+/// The `gangway` binary under test.
+pub const GANGWAY: &str = env!("CARGO_BIN_EXE_gangway");
+
+/// Every word it was given, back as JSON.
+#[derive(Clone, Serialize, IpcCommand)]
+#[ipc(name = "echoargs", response = Vec<String>)]
+pub struct EchoArgs {
+    #[ipc(positional)]
+    pub words: Vec<String>,
+}
+
+impl EchoArgs {
+    async fn handle(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.words)
+    }
+}
+
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, ArgEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Order {
+    Newest,
+    Oldest,
+}
+
+/// Search the notes.
+#[derive(Clone, Serialize, IpcCommand)]
+#[ipc(name = "search", response = serde_json::Value)]
+pub struct Search {
+    /// What to find.
+    #[ipc(positional)]
+    pub query: String,
+    /// How many.
+    #[ipc(short = 'n', default = 10)]
+    pub limit: u32,
+    /// Say more.
+    #[ipc(short = 'v')]
+    pub verbose: bool,
+    /// Labels.
+    #[ipc(short = 't')]
+    pub tag: Vec<String>,
+    /// Weight.
+    pub ratio: Option<f64>,
+    /// Order.
+    #[ipc(default = Order::Newest, default_text = "newest")]
+    pub order: Order,
+}
+
+impl Search {
+    async fn handle(&mut self) -> serde_json::Value {
+        serde_json::json!({
+            "query": self.query, "limit": self.limit, "verbose": self.verbose,
+            "tag": self.tag, "ratio": self.ratio, "order": self.order,
+        })
+    }
+}
+
+/// Count calls; state kept across calls.
+#[derive(Clone, Serialize, IpcCommand)]
+#[ipc(name = "counter", response = u64)]
+pub struct Counter {
+    #[ipc(state)]
+    #[serde(skip)]
+    pub total: Arc<AtomicU64>,
+}
+
+impl Counter {
+    async fn handle(&mut self) -> u64 {
+        self.total.fetch_add(1, Ordering::SeqCst) + 1
+    }
+}
+
+/// Give the piped bytes back, raw.
+#[derive(Clone, Serialize, IpcCommand)]
+#[ipc(name = "cat", response = serde_bytes::ByteBuf)]
+pub struct Cat {
+    /// The bytes.
+    #[ipc(stdin)]
+    pub data: Vec<u8>,
+}
+
+impl Cat {
+    async fn handle(&mut self) -> serde_bytes::ByteBuf {
+        serde_bytes::ByteBuf::from(std::mem::take(&mut self.data))
+    }
+}
+
+/// Upper-case the piped text.
+#[derive(Clone, Serialize, IpcCommand)]
+#[ipc(name = "upper", response = String)]
+pub struct Upper {
+    /// The text.
+    #[ipc(stdin)]
+    pub text: String,
+}
+
+impl Upper {
+    async fn handle(&mut self) -> String {
+        self.text.to_uppercase()
+    }
+}
+
+/// Fail on purpose.
+#[derive(Clone, Serialize, IpcCommand)]
+#[ipc(name = "fail", response = CommandResult<String>)]
+pub struct Fail {
+    #[ipc(positional)]
+    pub why: String,
+}
+
+impl Fail {
+    async fn handle(&mut self) -> CommandResult<String> {
+        Err(gangway::ipc::CommandError::new(format!(
+            "failed: {}",
+            self.why
+        )))
+    }
+}
+
+/// Take no input at all.
+#[derive(Clone, Serialize, IpcCommand)]
+#[ipc(name = "ping", response = String)]
+pub struct Ping {}
+
+impl Ping {
+    async fn handle(&mut self) -> String {
+        "pong\n".to_owned()
+    }
+}
+
+/// Take a while.
+#[derive(Clone, Serialize, IpcCommand)]
+#[ipc(name = "sleep", response = u64)]
+pub struct Sleep {
+    /// Milliseconds.
+    #[ipc(positional)]
+    pub ms: u64,
+}
+
+impl Sleep {
+    async fn handle(&mut self) -> u64 {
+        tokio::time::sleep(std::time::Duration::from_millis(self.ms)).await;
+        self.ms
+    }
+}
+
+/// The router every end-to-end test serves.
+pub fn router(total: &Arc<AtomicU64>) -> IpcRouter {
+    IpcRouter::new()
+        .register(EchoArgs { words: vec![] })
+        .register(Search {
+            query: String::new(),
+            limit: 0,
+            verbose: false,
+            tag: vec![],
+            ratio: None,
+            order: Order::Oldest,
+        })
+        .register(Counter {
+            total: total.clone(),
+        })
+        .register(Cat { data: vec![] })
+        .register(Upper {
+            text: String::new(),
+        })
+        .register(Fail { why: String::new() })
+        .register(Ping {})
+        .register(Sleep { ms: 0 })
+}
+
+/// A running host: a runtime, the server, and its wrappers.
+pub struct Host {
+    pub runtime: tokio::runtime::Runtime,
+    pub server: Option<IpcServer>,
+    pub wrappers: tempfile::TempDir,
+    pub total: Arc<AtomicU64>,
+}
+
+impl Host {
+    pub fn start() -> Host {
+        Host::start_with(IpcServer::builder())
+    }
+
+    pub fn start_with(builder: gangway::ipc::IpcServerBuilder) -> Host {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let total = Arc::new(AtomicU64::new(0));
+        let wrappers = tempfile::tempdir().unwrap();
+        let router = router(&total);
+        gangway_codegen::write_wrappers(&router.manifest(), wrappers.path()).unwrap();
+        let server = runtime
+            .block_on(
+                builder
+                    .client_bin(GANGWAY)
+                    .wrapper_dir(wrappers.path())
+                    .start(router),
+            )
+            .unwrap();
+        Host {
+            runtime,
+            server: Some(server),
+            wrappers,
+            total,
+        }
+    }
+
+    pub fn env(&self) -> SandboxEnv {
+        self.server.as_ref().unwrap().sandbox_env()
+    }
+
+    pub fn wrapper(&self, name: &str) -> PathBuf {
+        self.wrappers.path().join(name)
+    }
+
+    /// Runs `script` with `shell` (an argv prefix such as `["busybox", "sh"]`)
+    /// in the sandbox environment, passing `args` as `$1...`.
+    pub fn shell(
+        &self,
+        shell: &[&str],
+        script: &str,
+        args: &[&str],
+        stdin: Option<&[u8]>,
+    ) -> Output {
+        let mut command = Command::new(shell[0]);
+        command
+            .args(&shell[1..])
+            .arg("-c")
+            .arg(script)
+            .arg("gangway-test")
+            .args(args);
+        self.env().apply(&mut command);
+        run(command, stdin)
+    }
+}
+
+impl Drop for Host {
+    fn drop(&mut self) {
+        if let Some(server) = self.server.take() {
+            self.runtime
+                .block_on(server.shutdown(std::time::Duration::from_secs(2)));
+        }
+    }
+}
+
+/// Runs a command to completion, feeding `stdin` (or nothing, closed).
+pub fn run(mut command: Command, stdin: Option<&[u8]>) -> Output {
+    command.stdout(Stdio::piped()).stderr(Stdio::piped());
+    command.stdin(if stdin.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    });
+    let mut child = command.spawn().expect("the shell starts");
+    if let Some(bytes) = stdin {
+        let mut pipe = child.stdin.take().unwrap();
+        let bytes = bytes.to_vec();
+        std::thread::spawn(move || {
+            use std::io::Write;
+            let _ = pipe.write_all(&bytes);
+        });
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// The shells a wrapper must work under, as argv prefixes; those not
+/// installed are left out.
+pub fn shells() -> Vec<Vec<&'static str>> {
+    let all: [&[&str]; 4] = [&["dash"], &["bash"], &["busybox", "sh"], &["zsh"]];
+    all.iter()
+        .filter(|shell| which(shell[0]).is_some())
+        .map(|shell| shell.to_vec())
+        .collect()
+}
+
+pub fn which(program: &str) -> Option<PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|dir| dir.join(program))
+        .find(|path| path.is_file())
+}
+
+pub fn require(programs: &[&str]) {
+    for program in programs {
+        assert!(
+            which(program).is_some(),
+            "`{program}` is not installed; scripts/test installs it (apt-get)"
+        );
+    }
+}
+
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+pub fn exists(path: &Path) -> bool {
+    path.exists()
+}

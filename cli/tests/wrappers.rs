@@ -1,0 +1,322 @@
+//! Generated wrappers run by real shells against a live host: arguments,
+//! types, errors, state, output, stdin.
+
+mod common;
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{GANGWAY, Host, require, shells, text};
+
+fn json(output: &std::process::Output) -> serde_json::Value {
+    assert!(
+        output.status.success(),
+        "status {:?}, stderr: {}",
+        output.status,
+        text(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", text(&output.stdout)))
+}
+
+/// Everything a wrapper must do, under one shell.
+fn behaves(host: &Host, shell: &[&str]) {
+    let call = |script: &str| host.shell(shell, script, &[], None);
+
+    let out = json(&call("search rust"));
+    assert_eq!(
+        (out["query"].clone(), out["limit"].clone()),
+        ("rust".into(), 10.into()),
+        "{shell:?}"
+    );
+
+    for script in [
+        "search --limit 3 rust",
+        "search --limit=3 rust",
+        "search -n 3 rust",
+        "search rust -n3",
+    ] {
+        assert_eq!(json(&call(script))["limit"], 3, "{shell:?}: {script}");
+    }
+    let out = json(&call("search --verbose rust"));
+    assert_eq!(
+        (out["verbose"].clone(), out["query"].clone()),
+        (true.into(), "rust".into()),
+        "{shell:?}"
+    );
+    assert_eq!(
+        json(&call("search -- -rust"))["query"],
+        "-rust",
+        "{shell:?}"
+    );
+
+    let out = json(&call("search --ratio 0.25 --order oldest -t a --tag b x"));
+    assert_eq!(out["ratio"], 0.25);
+    assert_eq!(out["order"], "oldest");
+    assert_eq!(out["tag"], serde_json::json!(["a", "b"]));
+
+    let bad = call("search -n many x");
+    assert_eq!(bad.status.code(), Some(2), "{shell:?}");
+    let stderr = text(&bad.stderr);
+    assert!(
+        stderr.contains("invalid value `many` for `-n`: expected a whole number"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("try `search --help`"), "{stderr}");
+    let bad = call("search --limt 3 x");
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(
+        text(&bad.stderr).contains("unknown flag `--limt`; did you mean `--limit`?"),
+        "{}",
+        text(&bad.stderr)
+    );
+
+    let counted = call("counter; counter; counter");
+    assert!(counted.status.success());
+    let counts: Vec<u64> = text(&counted.stdout)
+        .lines()
+        .map(|l| l.parse().unwrap())
+        .collect();
+    assert_eq!(counts.len(), 3);
+    assert!(
+        counts.windows(2).all(|w| w[1] == w[0] + 1),
+        "state persists: {counts:?}"
+    );
+
+    let ping = call("ping");
+    assert_eq!(ping.stdout, b"pong\n", "a string prints raw");
+    let failed = call("fail why");
+    assert_eq!(failed.status.code(), Some(1), "a handler error exits 1");
+    assert_eq!(text(&failed.stderr).trim(), "fail: failed: why");
+    assert!(failed.stdout.is_empty());
+
+    let unknown = host.shell(shell, "\"$GANGWAY_BIN\" call serch rust", &[], None);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert_eq!(
+        text(&unknown.stderr).trim(),
+        "unknown command `serch`; did you mean `search`?"
+    );
+    let missing = call("no_such_command_here");
+    assert_ne!(missing.status.code(), Some(0));
+
+    let help = call("search --help");
+    assert!(help.status.success());
+    let help = text(&help.stdout);
+    assert!(
+        help.starts_with("Search the notes.\n\nUsage: search [OPTIONS] <query>"),
+        "{help}"
+    );
+    assert!(
+        help.contains("-n, --limit <LIMIT>") && help.contains("How many."),
+        "{help}"
+    );
+
+    // The wrapper file itself, run by this shell rather than its `#!`.
+    let wrapper = host.wrapper("search");
+    let mut direct = Command::new(shell[0]);
+    direct
+        .args(&shell[1..])
+        .arg(&wrapper)
+        .args(["-v", "direct"]);
+    host.env().apply(&mut direct);
+    let out = json(&common::run(direct, None));
+    assert_eq!(
+        (out["verbose"].clone(), out["query"].clone()),
+        (true.into(), "direct".into()),
+        "{shell:?}"
+    );
+}
+
+#[test]
+fn wrappers_work_under_sh() {
+    behaves(&Host::start(), &["sh"]);
+}
+
+#[test]
+#[ignore = "needs dash, bash, busybox and zsh"]
+fn wrappers_work_under_dash_bash_busybox_and_zsh() {
+    require(&["dash", "bash", "busybox", "zsh"]);
+    let host = Host::start();
+    for shell in shells() {
+        behaves(&host, &shell);
+    }
+}
+
+/// A small deterministic generator of awkward words.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn word(&mut self) -> String {
+        const PIECES: &[&str] = &[
+            "a", "Z", "0", " ", "\t", "\n", "'", "\"", "\\", "$(id)", "`id`", "${HOME}", "$1", "*",
+            "?", "[a]", "~", "-", "--", "-x", "--help", "=", ";", "|", "&", "<", ">", "#", "!",
+            "é", "日本", "🦀", "\u{200b}",
+        ];
+        let len = self.next() % 5;
+        (0..len)
+            .map(|_| PIECES[(self.next() % PIECES.len() as u64) as usize])
+            .collect()
+    }
+
+    fn words(&mut self) -> Vec<String> {
+        let count = self.next() % 6;
+        (0..count).map(|_| self.word()).collect()
+    }
+}
+
+fn round_trip(host: &Host, shell: &[&str], lists: usize, seed: u64) {
+    let mut rng = Rng(seed);
+    for case in 0..lists {
+        let words = rng.words();
+        let args: Vec<&str> = words.iter().map(String::as_str).collect();
+        let out = host.shell(shell, "echoargs -- \"$@\"", &args, None);
+        let got: Vec<String> = serde_json::from_value(json(&out)).unwrap();
+        assert_eq!(got, words, "{shell:?} case {case}");
+    }
+}
+
+#[test]
+fn argv_arrives_byte_identical_under_sh() {
+    round_trip(&Host::start(), &["sh"], 150, 0x1234_5678_9abc_def1);
+}
+
+#[test]
+#[ignore = "needs dash, bash, busybox and zsh"]
+fn two_thousand_argument_lists_arrive_byte_identical_under_every_shell() {
+    require(&["dash", "bash", "busybox", "zsh"]);
+    let host = Host::start();
+    std::thread::scope(|scope| {
+        for (i, shell) in shells().into_iter().enumerate() {
+            let host = &host;
+            scope.spawn(move || round_trip(host, &shell, 2_000, 0xdead_beef_0000 + i as u64));
+        }
+    });
+}
+
+#[test]
+fn binary_stdin_with_nuls_arrives_byte_identical() {
+    let host = Host::start();
+    let mut data: Vec<u8> = (0..=255u8).collect();
+    data.extend([0, 0, 0, b'\n', b'\r', b'\n', 0]);
+    let out = host.shell(&["sh"], "cat", &[], Some(&data));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(out.stdout, data);
+}
+
+#[test]
+fn text_without_a_final_newline_keeps_it_that_way() {
+    let host = Host::start();
+    let out = host.shell(&["sh"], "upper", &[], Some(b"no newline\n\nat the end"));
+    assert_eq!(out.stdout, b"NO NEWLINE\n\nAT THE END");
+}
+
+#[test]
+fn eight_mebibytes_of_stdin_arrive_byte_identical() {
+    let host = Host::start();
+    let mut state = 7u32;
+    let data: Vec<u8> = (0..8 * 1024 * 1024)
+        .map(|_| {
+            state = state.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+            (state >> 16) as u8
+        })
+        .collect();
+    let out = host.shell(&["sh"], "cat", &[], Some(&data));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(out.stdout.len(), data.len());
+    assert!(out.stdout == data, "the bytes differ");
+}
+
+#[test]
+fn an_explicit_argument_wins_over_stdin() {
+    let host = Host::start();
+    let out = host.shell(&["sh"], "upper --text given", &[], Some(b"piped"));
+    assert_eq!(out.stdout, b"GIVEN");
+}
+
+/// Runs `script` with a stdin pipe that is never closed, and returns its
+/// output, or fails if it has not finished in `limit`.
+fn with_open_stdin(host: &Host, script: &str, limit: Duration) -> std::process::Output {
+    let mut command = Command::new("sh");
+    command.arg("-c").arg(script);
+    host.env().apply(&mut command);
+    command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    let _held_open = child.stdin.take();
+    let started = Instant::now();
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            return child.wait_with_output().unwrap();
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            panic!("`{script}` still waits for stdin after {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn a_command_without_a_stdin_argument_never_reads_stdin() {
+    let host = Host::start();
+    let out = with_open_stdin(&host, "ping", Duration::from_secs(20));
+    assert_eq!(out.stdout, b"pong\n");
+}
+
+#[test]
+fn help_does_not_read_stdin() {
+    let host = Host::start();
+    let out = with_open_stdin(&host, "cat --help", Duration::from_secs(20));
+    assert!(out.status.success());
+    assert!(
+        text(&out.stdout).contains("Usage: cat [OPTIONS]"),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
+#[test]
+fn without_a_host_the_client_exits_69() {
+    let out = common::run(
+        {
+            let mut c = Command::new(GANGWAY);
+            c.args(["call", "ping"])
+                .env_remove("GANGWAY_ENDPOINT")
+                .env_remove("GANGWAY_TOKEN");
+            c
+        },
+        None,
+    );
+    assert_eq!(out.status.code(), Some(69));
+    assert!(
+        text(&out.stderr).contains("GANGWAY_ENDPOINT is not set"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    let out = common::run(
+        {
+            let mut c = Command::new(GANGWAY);
+            c.args(["call", "ping"])
+                .env("GANGWAY_ENDPOINT", "unix:/nonexistent/gangway.sock")
+                .env("GANGWAY_TOKEN", "x");
+            c
+        },
+        None,
+    );
+    assert_eq!(out.status.code(), Some(69));
+    assert!(
+        text(&out.stderr).contains("cannot reach the gangway host"),
+        "{}",
+        text(&out.stderr)
+    );
+}

@@ -1,0 +1,163 @@
+//! What a sandboxed child needs to reach the host: the endpoint, the token,
+//! the client binary, and the wrapper directory first on its `PATH`.
+
+use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
+
+use super::server::Endpoint;
+
+/// The environment variable naming the endpoint.
+pub const ENV_ENDPOINT: &str = "GANGWAY_ENDPOINT";
+/// The environment variable holding the token.
+pub const ENV_TOKEN: &str = "GANGWAY_TOKEN";
+/// The environment variable naming the client binary the wrappers run.
+pub const ENV_BIN: &str = "GANGWAY_BIN";
+
+/// What a child process needs to reach an [`IpcServer`](super::IpcServer):
+/// `GANGWAY_ENDPOINT`, `GANGWAY_TOKEN`, `GANGWAY_BIN`, and the wrapper
+/// directory prepended to `PATH`.
+///
+/// ```
+/// use gangway::ipc::{Endpoint, SandboxEnv};
+///
+/// let env = SandboxEnv::new(Endpoint::Unix("/tmp/gangway-x/s".into()), "secret".into())
+///     .with_wrapper_dir(Some("/opt/wrappers".into()));
+/// let mut child = std::process::Command::new("sh");
+/// env.apply(&mut child);
+/// let vars: Vec<_> = child.get_envs().collect();
+/// assert!(vars.contains(&("GANGWAY_ENDPOINT".as_ref(), Some("unix:/tmp/gangway-x/s".as_ref()))));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SandboxEnv {
+    endpoint: Endpoint,
+    token: String,
+    client_bin: Option<PathBuf>,
+    wrapper_dir: Option<PathBuf>,
+}
+
+impl SandboxEnv {
+    /// The environment for reaching `endpoint` with `token`.
+    pub fn new(endpoint: Endpoint, token: String) -> Self {
+        SandboxEnv {
+            endpoint,
+            token,
+            client_bin: None,
+            wrapper_dir: None,
+        }
+    }
+
+    /// Names the client binary (`GANGWAY_BIN`).
+    #[must_use]
+    pub fn with_client_bin(mut self, path: Option<PathBuf>) -> Self {
+        self.client_bin = path;
+        self
+    }
+
+    /// Names the wrapper directory, put first on `PATH`.
+    #[must_use]
+    pub fn with_wrapper_dir(mut self, dir: Option<PathBuf>) -> Self {
+        self.wrapper_dir = dir;
+        self
+    }
+
+    /// The endpoint.
+    pub fn endpoint(&self) -> &Endpoint {
+        &self.endpoint
+    }
+
+    /// The token.
+    pub fn token(&self) -> &str {
+        &self.token
+    }
+
+    /// The client binary, if known.
+    pub fn client_bin(&self) -> Option<&Path> {
+        self.client_bin.as_deref()
+    }
+
+    /// The wrapper directory, if any.
+    pub fn wrapper_dir(&self) -> Option<&Path> {
+        self.wrapper_dir.as_deref()
+    }
+
+    /// The variables to set, with `PATH` built on `inherited_path`.
+    pub fn vars(&self, inherited_path: Option<&OsStr>) -> Vec<(&'static str, OsString)> {
+        let mut vars = vec![
+            (ENV_ENDPOINT, OsString::from(self.endpoint.to_string())),
+            (ENV_TOKEN, OsString::from(&self.token)),
+        ];
+        if let Some(bin) = &self.client_bin {
+            vars.push((ENV_BIN, bin.clone().into_os_string()));
+        }
+        if let Some(dir) = &self.wrapper_dir {
+            let mut dirs = vec![dir.clone()];
+            if let Some(path) = inherited_path {
+                dirs.extend(std::env::split_paths(path).filter(|d| d != dir));
+            }
+            if let Ok(path) = std::env::join_paths(dirs) {
+                vars.push(("PATH", path));
+            }
+        }
+        vars
+    }
+
+    /// Sets the variables on a command about to be spawned
+    /// (`std::process::Command` or `tokio::process::Command`). `PATH` starts
+    /// with the wrapper directory, then the command's own `PATH` if it set
+    /// one, else this process's.
+    pub fn apply<C: CommandEnv + ?Sized>(&self, command: &mut C) {
+        let inherited = command.explicit_path().or_else(|| std::env::var_os("PATH"));
+        for (key, value) in self.vars(inherited.as_deref()) {
+            command.set_env(key, &value);
+        }
+    }
+}
+
+/// A command whose environment [`SandboxEnv::apply`] can set.
+pub trait CommandEnv {
+    /// Sets one variable.
+    fn set_env(&mut self, key: &str, value: &OsStr);
+    /// The `PATH` the command sets explicitly, if it does.
+    fn explicit_path(&self) -> Option<OsString>;
+}
+
+impl CommandEnv for std::process::Command {
+    fn set_env(&mut self, key: &str, value: &OsStr) {
+        self.env(key, value);
+    }
+
+    fn explicit_path(&self) -> Option<OsString> {
+        self.get_envs()
+            .find(|(key, _)| *key == "PATH")
+            .and_then(|(_, value)| value.map(OsStr::to_os_string))
+    }
+}
+
+impl CommandEnv for tokio::process::Command {
+    fn set_env(&mut self, key: &str, value: &OsStr) {
+        self.env(key, value);
+    }
+
+    fn explicit_path(&self) -> Option<OsString> {
+        self.as_std().explicit_path()
+    }
+}
+
+/// The `gangway` client binary: `GANGWAY_BIN` if it names a file, else a
+/// `gangway` next to the current executable, else one on `PATH`.
+pub fn locate_client_bin() -> Option<PathBuf> {
+    if let Some(bin) = std::env::var_os(ENV_BIN).map(PathBuf::from)
+        && bin.is_file()
+    {
+        return Some(bin);
+    }
+    let beside = std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(|dir| dir.join("gangway")))
+        .filter(|path| path.is_file());
+    beside.or_else(|| {
+        std::env::split_paths(&std::env::var_os("PATH")?)
+            .map(|dir| dir.join("gangway"))
+            .find(|path| path.is_file())
+    })
+}

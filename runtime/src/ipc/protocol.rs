@@ -1,0 +1,303 @@
+//! The wire protocol between a sandboxed client and the host: frames of a
+//! big-endian `u32` length and a MessagePack body; a versioned request and
+//! a response matched to it by id.
+//!
+//! ```text
+//! request  {v: 1, id, token?, method, params? | argv?, stdin?}
+//! response {id, ok, result? | help? | error{kind, message, exit, argument?, suggestion?, data?}}
+//! ```
+//!
+//! The first request on a connection carries the token; a connection whose
+//! first request does not is answered with an `auth` error and closed.
+
+use std::io::{self, Read, Write};
+
+use serde::{Deserialize, Serialize};
+use serde_bytes::ByteBuf;
+
+/// The protocol version this crate speaks.
+pub const VERSION: u32 = 1;
+
+/// The default largest frame: 16 MiB.
+pub const DEFAULT_MAX_FRAME: usize = 16 * 1024 * 1024;
+
+/// A call from a client.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Request {
+    /// The protocol version, [`VERSION`].
+    pub v: u32,
+    /// Chosen by the client; the response carries it back.
+    pub id: u64,
+    /// The connection's token, required on the first request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token: Option<String>,
+    /// The command to call.
+    pub method: String,
+    /// MessagePack-encoded arguments, for a typed call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<ByteBuf>,
+    /// Shell words, for a call bound by the command's schema.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub argv: Option<Vec<String>>,
+    /// Piped standard input, with `argv`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stdin: Option<ByteBuf>,
+}
+
+/// The answer to one request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Response {
+    /// The request's id (0 when the request could not be read).
+    pub id: u64,
+    /// Whether the call succeeded.
+    pub ok: bool,
+    /// The MessagePack-encoded response, on success.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<ByteBuf>,
+    /// Help text, on success of an argv call that asked for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub help: Option<String>,
+    /// What went wrong, on failure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<WireError>,
+}
+
+/// A failure as it travels.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WireError {
+    /// A stable name: `unknown_method`, `usage`, `invalid_params`,
+    /// `handler`, `panicked`, `encode`, or the server's own `auth`,
+    /// `protocol`, `frame_too_large`, `busy`, `timeout`, `shutting_down`.
+    pub kind: String,
+    /// For a person.
+    pub message: String,
+    /// The exit code a command-line client should end with.
+    pub exit: i32,
+    /// The argument at fault, for a usage error.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub argument: Option<String>,
+    /// The nearest valid spelling, for a usage error.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suggestion: Option<String>,
+    /// The handler's MessagePack-encoded error value, for a typed client.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<ByteBuf>,
+}
+
+/// Exit code for a host that cannot be reached or a broken exchange
+/// (`EX_UNAVAILABLE`).
+pub const EXIT_UNAVAILABLE: i32 = 69;
+
+impl WireError {
+    /// An error the server itself raises (not a command's).
+    pub fn server(kind: &str, message: impl Into<String>, exit: i32) -> Self {
+        WireError {
+            kind: kind.to_owned(),
+            message: message.into(),
+            exit,
+            argument: None,
+            suggestion: None,
+            data: None,
+        }
+    }
+}
+
+impl Response {
+    /// A failed response.
+    pub fn failure(id: u64, error: WireError) -> Self {
+        Response {
+            id,
+            ok: false,
+            result: None,
+            help: None,
+            error: Some(error),
+        }
+    }
+}
+
+/// Why a frame could not be read.
+#[derive(Debug)]
+pub enum FrameError {
+    /// The peer announced a frame larger than the limit.
+    TooLarge {
+        /// The announced length.
+        len: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// The connection ended inside a frame.
+    Truncated,
+    /// The connection failed.
+    Io(io::Error),
+}
+
+impl std::fmt::Display for FrameError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FrameError::TooLarge { len, max } => {
+                write!(f, "a frame of {len} bytes is over the {max}-byte limit")
+            }
+            FrameError::Truncated => f.write_str("the connection ended in the middle of a frame"),
+            FrameError::Io(error) => write!(f, "{error}"),
+        }
+    }
+}
+
+impl std::error::Error for FrameError {}
+
+/// Encodes a message as a frame body.
+pub fn encode<T: Serialize>(message: &T) -> Vec<u8> {
+    // Structs as maps, so fields can be added without breaking older peers.
+    // Writing into a `Vec` cannot fail, and the protocol's types always
+    // serialize.
+    rmp_serde::to_vec_named(message).unwrap_or_default()
+}
+
+/// Writes one frame: the body's length, big-endian, then the body.
+///
+/// # Errors
+///
+/// The writer's error, or `InvalidInput` for a body over 4 GiB.
+pub fn write_frame<W: Write>(writer: &mut W, body: &[u8]) -> io::Result<()> {
+    let len = u32::try_from(body.len())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "frame over 4 GiB"))?;
+    let mut head = [0u8; 4];
+    head.copy_from_slice(&len.to_be_bytes());
+    writer.write_all(&head)?;
+    writer.write_all(body)?;
+    writer.flush()
+}
+
+/// Reads one frame body, or `None` at a clean end of the stream.
+///
+/// # Errors
+///
+/// [`FrameError::TooLarge`] before reading a body over `max` (the body is
+/// not read), [`FrameError::Truncated`] when the stream ends inside a frame.
+pub fn read_frame<R: Read>(reader: &mut R, max: usize) -> Result<Option<Vec<u8>>, FrameError> {
+    let mut head = [0u8; 4];
+    let mut filled = 0;
+    while filled < head.len() {
+        match reader.read(&mut head[filled..]) {
+            Ok(0) if filled == 0 => return Ok(None),
+            Ok(0) => return Err(FrameError::Truncated),
+            Ok(n) => filled += n,
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+            Err(error) => return Err(FrameError::Io(error)),
+        }
+    }
+    let len = u32::from_be_bytes(head) as usize;
+    if len > max {
+        return Err(FrameError::TooLarge { len, max });
+    }
+    let mut body = vec![0u8; len];
+    reader
+        .read_exact(&mut body)
+        .map_err(|error| match error.kind() {
+            io::ErrorKind::UnexpectedEof => FrameError::Truncated,
+            _ => FrameError::Io(error),
+        })?;
+    Ok(Some(body))
+}
+
+/// The async twin of [`read_frame`].
+///
+/// # Errors
+///
+/// As [`read_frame`].
+pub async fn read_frame_async<R>(reader: &mut R, max: usize) -> Result<Option<Vec<u8>>, FrameError>
+where
+    R: tokio::io::AsyncRead + Unpin,
+{
+    use tokio::io::AsyncReadExt;
+    let mut head = [0u8; 4];
+    let mut filled = 0;
+    while filled < head.len() {
+        match reader.read(&mut head[filled..]).await {
+            Ok(0) if filled == 0 => return Ok(None),
+            Ok(0) => return Err(FrameError::Truncated),
+            Ok(n) => filled += n,
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+            Err(error) => return Err(FrameError::Io(error)),
+        }
+    }
+    let len = u32::from_be_bytes(head) as usize;
+    if len > max {
+        return Err(FrameError::TooLarge { len, max });
+    }
+    let mut body = vec![0u8; len];
+    reader
+        .read_exact(&mut body)
+        .await
+        .map_err(|error| match error.kind() {
+            io::ErrorKind::UnexpectedEof => FrameError::Truncated,
+            _ => FrameError::Io(error),
+        })?;
+    Ok(Some(body))
+}
+
+/// The async twin of [`write_frame`].
+///
+/// # Errors
+///
+/// As [`write_frame`].
+pub async fn write_frame_async<W>(writer: &mut W, body: &[u8]) -> io::Result<()>
+where
+    W: tokio::io::AsyncWrite + Unpin,
+{
+    use tokio::io::AsyncWriteExt;
+    let len = u32::try_from(body.len())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "frame over 4 GiB"))?;
+    writer.write_all(&len.to_be_bytes()).await?;
+    writer.write_all(body).await?;
+    writer.flush().await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames_round_trip_and_refuse_oversize_before_reading() {
+        let mut wire = Vec::new();
+        write_frame(&mut wire, b"hello").unwrap();
+        write_frame(&mut wire, b"").unwrap();
+        let mut reader = &wire[..];
+        assert_eq!(read_frame(&mut reader, 16).unwrap().unwrap(), b"hello");
+        assert_eq!(read_frame(&mut reader, 16).unwrap().unwrap(), b"");
+        assert!(read_frame(&mut reader, 16).unwrap().is_none());
+
+        let mut reader = &[0u8, 0, 1, 0][..];
+        assert!(matches!(
+            read_frame(&mut reader, 255),
+            Err(FrameError::TooLarge { len: 256, max: 255 })
+        ));
+        let mut reader = &[0u8, 0, 0, 9, 1, 2][..];
+        assert!(matches!(
+            read_frame(&mut reader, 64),
+            Err(FrameError::Truncated)
+        ));
+        let mut reader = &[0u8, 0][..];
+        assert!(matches!(
+            read_frame(&mut reader, 64),
+            Err(FrameError::Truncated)
+        ));
+    }
+
+    #[test]
+    fn messages_are_maps_with_binary_payloads() {
+        let request = Request {
+            v: VERSION,
+            id: 7,
+            token: Some("t".into()),
+            method: "m".into(),
+            params: None,
+            argv: Some(vec!["a".into()]),
+            stdin: Some(ByteBuf::from(vec![0, 1])),
+        };
+        let body = encode(&request);
+        assert_eq!(rmp_serde::from_slice::<Request>(&body).unwrap(), request);
+        // The stdin bytes travel as MessagePack `bin`, not an integer array.
+        assert!(body.windows(4).any(|w| w == [0xc4, 2, 0, 1]), "{body:?}");
+    }
+}
