@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use gangway::ipc::{ArgvOutcome, IpcError, IpcRouter};
+use gangway::ipc::{ArgvOutcome, ArgvPlan, IpcError, IpcRouter};
 use gangway::{ArgEnum, IpcCommand};
 use serde::{Deserialize, Serialize};
 
@@ -106,6 +106,24 @@ impl Checksum {
     }
 }
 
+/// Label piped text.
+#[derive(Clone, Serialize, IpcCommand)]
+#[ipc(response = String)]
+struct Annotate {
+    /// The label.
+    #[ipc(positional)]
+    label: String,
+    /// The text.
+    #[ipc(stdin)]
+    body: String,
+}
+
+impl Annotate {
+    async fn handle(&mut self) -> String {
+        format!("{}: {}", self.label, self.body)
+    }
+}
+
 fn router() -> IpcRouter {
     IpcRouter::new()
         .register(Probe {
@@ -127,6 +145,10 @@ fn router() -> IpcRouter {
             text: String::new(),
         })
         .register(Checksum { data: None })
+        .register(Annotate {
+            label: String::new(),
+            body: String::new(),
+        })
 }
 
 async fn call(method: &str, argv: &[&str], stdin: Option<&[u8]>) -> Result<ArgvOutcome, IpcError> {
@@ -317,6 +339,34 @@ async fn stdin_fills_the_stdin_argument_and_an_explicit_value_wins() {
     let err = call("upper", &[], Some(&[0xff, 0xfe])).await.unwrap_err();
     assert_eq!(err.exit_code(), 2);
     assert!(err.to_string().contains("are not UTF-8"), "{err}");
+}
+
+#[test]
+fn the_plan_asks_for_stdin_only_when_the_call_would_use_it() {
+    let router = router();
+    let plan = |method: &str, argv: &[&str]| router.plan_argv(method, argv);
+    assert_eq!(plan("annotate", &["x"]).unwrap(), ArgvPlan::NeedsStdin);
+    assert_eq!(plan("checksum", &[]).unwrap(), ArgvPlan::NeedsStdin);
+    assert_eq!(
+        plan("annotate", &["x", "--body", "given"]).unwrap(),
+        ArgvPlan::Run
+    );
+    assert!(matches!(
+        plan("annotate", &["x", "--help"]).unwrap(),
+        ArgvPlan::Help(text) if text.starts_with("Label piped text.")
+    ));
+    // A missing argument fails whatever stdin holds: no need to read it.
+    let err = plan("annotate", &[]).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "annotate: missing required argument `<label>`"
+    );
+    let err = plan("annotate", &["x", "--bdy", "y"]).unwrap_err();
+    assert_eq!(err.exit_code(), 2);
+    assert!(matches!(
+        plan("annotat", &[]),
+        Err(IpcError::UnknownMethod { .. })
+    ));
 }
 
 #[tokio::test]

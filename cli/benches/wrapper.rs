@@ -3,8 +3,9 @@
 //!
 //! 1. A wrapper call from a shell loop (`echoargs x`, repeated) against a
 //!    script of the wrapper's own shape that execs `gangway --version`: the
-//!    same two execs, no IPC. The ratio is what the IPC, binding and handler
-//!    add to the process starts every call pays anyway.
+//!    same two execs, no IPC. The ratio is what connecting, the hello, the
+//!    call, binding and the handler add to the process starts every call
+//!    pays anyway.
 //! 2. In-process `IpcClient` round trips on the Unix socket against a bare
 //!    frame echo over a Unix socket pair: the protocol, auth and dispatch
 //!    beside the socket's own cost.
@@ -126,13 +127,12 @@ fn main() {
         }
     });
     let request = protocol::encode(&protocol::Request {
-        v: protocol::VERSION,
         id: 1,
-        token: Some(env.token().to_owned()),
         method: "echoargs".into(),
         params: Some(serde_bytes::ByteBuf::from(params.clone())),
         argv: None,
         stdin: None,
+        stdin_ready: false,
     });
     let mut bare = Vec::new();
     for _ in 0..5 {

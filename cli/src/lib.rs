@@ -2,11 +2,13 @@
 //!
 //! - `gangway call <command> [--stdin <arg>] -- <args...>`: the in-sandbox
 //!   client every wrapper script runs. It sends the words untouched to the
-//!   host named by `GANGWAY_ENDPOINT` (with `GANGWAY_TOKEN`), streams piped
+//!   host named by `GANGWAY_ENDPOINT` (with `GANGWAY_TOKEN`), sends piped
 //!   standard input as the command's stdin argument when the wrapper names
-//!   one, prints the response (a string raw, nothing for `()`, raw bytes for
-//!   binary, anything else as JSON) and exits 0; 1 when the handler failed,
-//!   2 for a usage error, 69 when the host cannot be reached.
+//!   one and the host says the call takes it, prints the response (a string
+//!   raw, nothing for `()`, raw bytes for binary, anything else as JSON) and
+//!   exits 0; 1 when the handler failed, 2 for a usage error (or input too
+//!   large to send), 69 when the host cannot be reached, 74 when standard
+//!   input cannot be read.
 //! - `gangway wrappers (--manifest <file> | --src <dir>) --out <dir> [--check]`
 //! - `gangway manifest --src <dir>`
 //! - `gangway reference (--manifest <file> | --src <dir>)`
@@ -110,9 +112,9 @@ where
     match cli.command {
         Command::Call(call) => run_call(call),
         Command::Wrappers(wrappers) => run_wrappers(wrappers),
-        Command::Manifest(source) => match gangway_codegen::scan::scan_dir(&source.src) {
+        Command::Manifest(source) => match scan(&source.src) {
             Ok(manifest) => print_json(&manifest),
-            Err(error) => fail(&error),
+            Err(message) => fail(&message),
         },
         Command::Reference(source) => match load(&source) {
             Ok(manifest) => match gangway_codegen::render::Renderer::new().reference(&manifest) {
@@ -154,9 +156,18 @@ fn load(source: &Source) -> Result<Manifest, String> {
             serde_json::from_str(&text)
                 .map_err(|e| format!("{}: not a gangway manifest: {e}", file.display()))
         }
-        (None, Some(dir)) => gangway_codegen::scan::scan_dir(dir).map_err(|e| e.to_string()),
+        (None, Some(dir)) => scan(dir),
         (None, None) => Err("give `--manifest <file>` or `--src <dir>`".to_owned()),
     }
+}
+
+/// Scans a crate's sources, printing what was skipped to stderr.
+fn scan(dir: &std::path::Path) -> Result<Manifest, String> {
+    let report = gangway_codegen::scan::scan_dir(dir).map_err(|e| e.to_string())?;
+    for warning in &report.warnings {
+        eprintln!("gangway: warning: {warning}");
+    }
+    Ok(report.manifest)
 }
 
 fn run_wrappers(wrappers: Wrappers) -> i32 {
@@ -209,24 +220,19 @@ fn run_call(call: Call) -> i32 {
             }
         }
     }
-    // `--help` is answered by the host from the schema, so stdin (which may
-    // never close) is not read for it.
-    let wants_help = words
-        .iter()
-        .take_while(|w| *w != "--")
-        .any(|w| w == "--help" || w == "-h");
-    let stdin = match call.stdin {
-        Some(_) if !wants_help && !io::stdin().is_terminal() => match read_stdin() {
-            Ok(bytes) => Some(bytes),
-            Err(message) => {
-                eprintln!("{}: {message}", call.command);
-                return EXIT_USAGE;
-            }
-        },
-        _ => None,
+    let mut client = match IpcClient::from_env() {
+        Ok(client) => client,
+        Err(error) => return report_error(&call.command, &error),
     };
-    let outcome =
-        IpcClient::from_env().and_then(|mut client| client.call_argv(&call.command, &words, stdin));
+    // The host decides whether stdin is used (not for help, a usage error,
+    // or a stdin argument given explicitly); it is read only then, so a pipe
+    // that never closes blocks only a command that reads it.
+    let piped = call.stdin.is_some() && stdin_is_piped();
+    let outcome = if piped {
+        client.call_argv_piped(&call.command, &words, read_stdin)
+    } else {
+        client.call_argv(&call.command, &words, None)
+    };
     match outcome {
         Ok(ArgvOutcome::Help(text)) => write_out(text.as_bytes()),
         Ok(ArgvOutcome::Response(payload)) => print_response(&call.command, &payload),
@@ -235,22 +241,22 @@ fn run_call(call: Call) -> i32 {
     }
 }
 
-/// Standard input, whole, within what one frame can carry.
-fn read_stdin() -> Result<Vec<u8>, String> {
-    // Room for the rest of the request around the bytes.
-    let limit = protocol::DEFAULT_MAX_FRAME - 64 * 1024;
+/// Whether standard input is something to read: not a terminal. (A
+/// closed descriptor is reopened on `/dev/null` by Rust's runtime, so it
+/// reads as empty input.)
+fn stdin_is_piped() -> bool {
+    !io::stdin().is_terminal()
+}
+
+/// Standard input, whole, or one byte more than `room` when it does not
+/// fit (the client refuses that).
+fn read_stdin(room: usize) -> Result<Vec<u8>, ClientError> {
     let mut bytes = Vec::new();
     io::stdin()
         .lock()
-        .take(limit as u64 + 1)
+        .take(room as u64 + 1)
         .read_to_end(&mut bytes)
-        .map_err(|error| format!("reading standard input failed: {error}"))?;
-    if bytes.len() > limit {
-        return Err(format!(
-            "standard input is over {} MiB, more than one call can carry; pass a file path instead",
-            limit / (1024 * 1024)
-        ));
-    }
+        .map_err(ClientError::Stdin)?;
     Ok(bytes)
 }
 
@@ -258,14 +264,14 @@ fn report_error(command: &str, error: &ClientError) -> i32 {
     match error.remote() {
         Some(remote) => {
             eprintln!("{}", remote.message);
-            if remote.exit == EXIT_USAGE && remote.kind != "unknown_method" {
+            if matches!(remote.kind.as_str(), "usage" | "invalid_params") {
                 eprintln!("try `{command} --help` for the arguments it takes");
             }
             remote.exit
         }
         None => {
             eprintln!("{command}: {error}");
-            EXIT_UNAVAILABLE
+            error.exit_code()
         }
     }
 }

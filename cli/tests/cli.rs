@@ -7,8 +7,6 @@ mod common;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Command;
-use std::sync::Arc;
-use std::sync::atomic::AtomicU64;
 
 use common::{GANGWAY, require, text};
 use gangway::tool::Manifest;
@@ -26,7 +24,7 @@ fn sources() -> String {
 }
 
 fn runtime_manifest() -> Manifest {
-    common::router(&Arc::new(AtomicU64::new(0))).manifest()
+    common::router(&common::Tally::default()).manifest()
 }
 
 fn listing(dir: &Path) -> Vec<(String, String, u32)> {
@@ -74,7 +72,7 @@ fn wrappers_from_a_manifest_and_from_source_are_identical() {
     ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(
-        text(&out.stderr).contains("8 written, 0 unchanged, 0 removed"),
+        text(&out.stderr).contains("9 written, 0 unchanged, 0 removed"),
         "{}",
         text(&out.stderr)
     );
@@ -87,7 +85,7 @@ fn wrappers_from_a_manifest_and_from_source_are_identical() {
     ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let files = listing(from_manifest.path());
-    assert_eq!(files.len(), 8);
+    assert_eq!(files.len(), runtime_manifest().commands.len());
     assert!(files.iter().all(|(_, _, mode)| *mode == 0o755));
     assert_eq!(files, listing(from_source.path()));
 }
@@ -120,7 +118,7 @@ fn check_reports_a_diff_and_writing_is_idempotent() {
     assert_eq!(check.status.code(), Some(0), "{}", text(&check.stdout));
     let again = gangway(&["wrappers", "--src", &src, "--out", out_dir]);
     assert!(
-        text(&again.stderr).contains("0 written, 8 unchanged, 0 removed"),
+        text(&again.stderr).contains("0 written, 9 unchanged, 0 removed"),
         "{}",
         text(&again.stderr)
     );
@@ -214,4 +212,115 @@ fn the_wrappers_pass_shellcheck() {
             text(&out.stderr)
         );
     }
+}
+
+#[test]
+fn the_scan_reads_only_what_the_crate_serves_and_warns_about_what_it_skips() {
+    let krate = tempfile::tempdir().unwrap();
+    let root = krate.path();
+    std::fs::create_dir_all(root.join("src/nested")).unwrap();
+    std::fs::create_dir_all(root.join("tests")).unwrap();
+    std::fs::write(root.join("Cargo.toml"), "[package]\nname = \"host\"\n").unwrap();
+    std::fs::write(
+        root.join("src/lib.rs"),
+        r#"
+        /// Served.
+        #[derive(gangway::IpcCommand, serde::Serialize, serde::Deserialize)]
+        #[ipc(response = String)]
+        pub struct Served { pub text: String }
+
+        #[cfg(test)]
+        mod tests {
+            #[derive(gangway::IpcCommand, serde::Serialize, serde::Deserialize)]
+        #[ipc(response = String)]
+            pub struct OnlyInTests { pub n: u32 }
+        }
+
+        #[cfg(all(unix, test))]
+        #[derive(gangway::IpcCommand, serde::Serialize, serde::Deserialize)]
+        #[ipc(response = String)]
+        pub struct AlsoOnlyInTests { pub n: u32 }
+
+        #[cfg(test)]
+        mod unit;
+        #[cfg(test)]
+        #[path = "elsewhere/fixtures.rs"]
+        mod fixtures;
+        mod nested;
+
+        #[cfg(not(test))]
+        #[derive(gangway::IpcCommand, serde::Serialize, serde::Deserialize)]
+        #[ipc(response = String)]
+        pub struct NotInTests { pub n: u32 }
+        "#,
+    )
+    .unwrap();
+    std::fs::write(root.join("src/nested/broken.rs"), "pub struct {").unwrap();
+    let test_command = "#[derive(gangway::IpcCommand)] #[ipc(response = String)] pub struct InTestFile { pub n: u32 }";
+    std::fs::create_dir_all(root.join("src/unit")).unwrap();
+    std::fs::create_dir_all(root.join("src/elsewhere")).unwrap();
+    std::fs::write(root.join("src/unit.rs"), test_command).unwrap();
+    std::fs::write(root.join("src/unit/deeper.rs"), test_command).unwrap();
+    std::fs::write(root.join("src/elsewhere/fixtures.rs"), test_command).unwrap();
+    std::fs::write(
+        root.join("src/nested/conditional.rs"),
+        r#"
+        #[cfg_attr(feature = "ipc", derive(gangway::IpcCommand))]
+        #[ipc(response = String)]
+        pub struct Conditional { pub n: u32 }
+        "#,
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("tests/fixture.rs"),
+        "#[derive(gangway::IpcCommand)] #[ipc(response = String)] pub struct Fixture { pub n: u32 }",
+    )
+    .unwrap();
+
+    let out = gangway(&["manifest", "--src", root.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let manifest: Manifest = serde_json::from_slice(&out.stdout).unwrap();
+    let names: Vec<_> = manifest
+        .commands
+        .iter()
+        .map(|c| c.name.to_string())
+        .collect();
+    assert_eq!(names, ["not_in_tests", "served"]);
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("broken.rs: skipped, not valid Rust"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("`Conditional` derives `IpcCommand` under `cfg_attr`"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 2, "{stderr}");
+}
+
+#[test]
+fn wrappers_never_overwrite_a_file_gangway_did_not_write() {
+    let out_dir = tempfile::tempdir().unwrap();
+    let mine = out_dir.path().join("upper");
+    std::fs::write(&mine, "#!/bin/sh\nupper my own script\n").unwrap();
+    let src = sources();
+    let out = gangway(&[
+        "wrappers",
+        "--src",
+        &src,
+        "--out",
+        out_dir.path().to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("refusing to replace") && stderr.contains("upper"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&mine).unwrap(),
+        "#!/bin/sh\nupper my own script\n"
+    );
+    // Refused before anything was written.
+    assert_eq!(listing(out_dir.path()).len(), 1);
 }

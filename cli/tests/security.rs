@@ -94,17 +94,35 @@ fn a_unix_server_opens_no_tcp_port_and_a_tcp_server_needs_the_token() {
     let env = host.env();
     let mut good = IpcClient::connect_to(env.endpoint(), env.token()).unwrap();
     assert_eq!(ping(&mut good), "pong\n");
-    let mut bad = IpcClient::connect_to(env.endpoint(), "wrong").unwrap();
-    let err = bad.call_raw("ping", &[]).unwrap_err();
+    let err = IpcClient::connect_to(env.endpoint(), "wrong").unwrap_err();
     assert_eq!(err.remote().map(|r| r.kind.as_str()), Some("auth"), "{err}");
+}
+
+/// Sends a hello with `token` on a raw connection and returns the answer.
+fn raw_hello(raw: &mut UnixStream, token: &str) -> Vec<u8> {
+    let hello = protocol::Hello {
+        v: protocol::VERSION,
+        token: token.to_owned(),
+    };
+    protocol::write_frame(raw, &protocol::encode(&hello)).unwrap();
+    protocol::read_frame(raw, 1 << 20).unwrap().unwrap()
+}
+
+/// The error the host answered with, checking the connection then closes.
+fn refusal(raw: &mut UnixStream, body: &[u8]) -> protocol::WireError {
+    let response: protocol::Response = protocol::decode(body).unwrap();
+    assert!(!response.ok);
+    let mut rest = Vec::new();
+    raw.read_to_end(&mut rest).unwrap();
+    assert!(rest.is_empty(), "closed after refusing");
+    response.error.unwrap()
 }
 
 #[test]
 fn a_wrong_or_missing_token_is_refused_and_the_connection_closed() {
     let host = Host::start();
     let env = host.env();
-    let mut bad = IpcClient::connect_to(env.endpoint(), "not-the-token").unwrap();
-    let err = bad.call_raw("ping", &[]).unwrap_err();
+    let err = IpcClient::connect_to(env.endpoint(), "not-the-token").unwrap_err();
     let remote = err.remote().expect("an auth error from the host");
     assert_eq!((remote.kind.as_str(), remote.exit), ("auth", 69));
     assert!(
@@ -112,29 +130,45 @@ fn a_wrong_or_missing_token_is_refused_and_the_connection_closed() {
         "{}",
         remote.message
     );
-    assert!(
-        matches!(bad.call_raw("ping", &[]), Err(ClientError::Io(_))),
-        "closed after refusing"
-    );
 
-    // A request that carries no token at all.
+    // An empty token, and the token's prefix.
+    for token in ["", &env.token()[..8]] {
+        let mut raw = UnixStream::connect(socket_path(&host)).unwrap();
+        let body = raw_hello(&mut raw, token);
+        assert_eq!(refusal(&mut raw, &body).kind, "auth", "{token:?}");
+    }
+
+    // A request straight away, without the hello.
     let mut raw = UnixStream::connect(socket_path(&host)).unwrap();
     let request = protocol::Request {
-        v: protocol::VERSION,
         id: 9,
-        token: None,
         method: "ping".into(),
         params: None,
         argv: None,
         stdin: None,
+        stdin_ready: false,
     };
     protocol::write_frame(&mut raw, &protocol::encode(&request)).unwrap();
     let body = protocol::read_frame(&mut raw, 1 << 20).unwrap().unwrap();
-    let response: protocol::Response = rmp_serde::from_slice(&body).unwrap();
-    assert_eq!(response.error.unwrap().kind, "auth");
+    let error = refusal(&mut raw, &body);
+    assert_eq!(error.kind, "protocol");
+    assert!(error.message.contains("hello"), "{}", error.message);
+
+    // Another protocol version.
+    let mut raw = UnixStream::connect(socket_path(&host)).unwrap();
+    let hello = protocol::Hello {
+        v: 99,
+        token: env.token().to_owned(),
+    };
+    protocol::write_frame(&mut raw, &protocol::encode(&hello)).unwrap();
+    let body = protocol::read_frame(&mut raw, 1 << 20).unwrap().unwrap();
+    let error = refusal(&mut raw, &body);
     assert!(
-        protocol::read_frame(&mut raw, 1 << 20).unwrap().is_none(),
-        "closed"
+        error
+            .message
+            .contains("protocol version 99 is not supported"),
+        "{}",
+        error.message
     );
 
     let mut good = client(&host);
@@ -142,22 +176,248 @@ fn a_wrong_or_missing_token_is_refused_and_the_connection_closed() {
 }
 
 #[test]
-fn an_oversized_frame_is_refused_before_it_is_read() {
-    let host = Host::start_with(IpcServer::builder().max_frame(1024));
+fn before_the_token_checks_out_nothing_large_is_read() {
+    let host = Host::start();
     let mut raw = UnixStream::connect(socket_path(&host)).unwrap();
     raw.write_all(&(64 * 1024 * 1024u32).to_be_bytes()).unwrap();
     let body = protocol::read_frame(&mut raw, 1 << 20).unwrap().unwrap();
-    let response: protocol::Response = rmp_serde::from_slice(&body).unwrap();
-    let error = response.error.unwrap();
-    assert_eq!(error.kind, "frame_too_large");
+    let error = refusal(&mut raw, &body);
+    assert_eq!(error.kind, "auth");
     assert!(
-        error.message.contains("over the 1024-byte limit"),
+        error.message.contains("small hello carrying the token"),
         "{}",
         error.message
     );
+}
+
+#[test]
+fn an_oversized_request_is_answered_not_cut_off() {
+    let host = Host::start_with(IpcServer::builder().max_frame(4096));
+    let mut raw = UnixStream::connect(socket_path(&host)).unwrap();
+    let welcome: protocol::Welcome =
+        protocol::decode(&raw_hello(&mut raw, host.env().token())).unwrap();
+    assert_eq!(welcome.max_frame, 4096);
+    // A whole mebibyte announced and sent: the host takes it in and drops
+    // it, so the sender finishes writing and then reads why.
+    let len = 1024 * 1024;
+    let mut writer = raw.try_clone().unwrap();
+    let sender = std::thread::spawn(move || {
+        writer.write_all(&(len as u32).to_be_bytes())?;
+        writer.write_all(&vec![0u8; len])
+    });
+    sender.join().unwrap().expect("the host drained the frame");
+    let body = protocol::read_frame(&mut raw, 1 << 20).unwrap().unwrap();
+    let error = refusal(&mut raw, &body);
+    assert_eq!((error.kind.as_str(), error.exit), ("frame_too_large", 2));
+    assert!(
+        error
+            .message
+            .contains("1048576 bytes is over the 4096-byte limit"),
+        "{}",
+        error.message
+    );
+
+    // The clients check the limit from the welcome before sending.
+    let mut client = client(&host);
+    let big = "x".repeat(8192);
+    let err = client
+        .call_argv("echoargs", &[big.as_str()], None)
+        .unwrap_err();
+    assert!(
+        matches!(err, ClientError::TooLarge { max: 4096, .. }),
+        "{err}"
+    );
+    assert_eq!(err.exit_code(), 2);
+    assert_eq!(
+        ping(&mut client),
+        "pong\n",
+        "nothing was sent, the client still works"
+    );
+}
+
+#[test]
+fn a_response_over_the_limit_is_replaced_by_an_error() {
+    let host = Host::start_with(IpcServer::builder().max_frame(4096));
+    let mut client = client(&host);
+    let err = client
+        .call_argv("repeat", &["ab", "4000"], None)
+        .unwrap_err();
+    let remote = err.remote().expect("the host answers");
+    assert_eq!(
+        (remote.kind.as_str(), remote.exit),
+        ("response_too_large", 1)
+    );
+    assert!(
+        remote.message.contains("over the 4096-byte frame limit"),
+        "{}",
+        remote.message
+    );
+    let ok = client.call_argv("repeat", &["ab", "10"], None).unwrap();
+    assert_eq!(
+        ok,
+        gangway::ipc::ArgvOutcome::Response(rmp_serde::to_vec(&"ab".repeat(10)).unwrap()),
+        "the connection goes on"
+    );
+}
+
+#[test]
+fn idle_and_half_sent_hellos_lose_their_slot() {
+    let host = Host::start_with(
+        IpcServer::builder()
+            .max_connections(2)
+            .hello_timeout(Duration::from_millis(200)),
+    );
+    let socket = socket_path(&host);
+    let mut silent = UnixStream::connect(&socket).unwrap();
+    let mut half = UnixStream::connect(&socket).unwrap();
+    half.write_all(&[0, 0, 0, 40, 0x82]).unwrap();
+    for (name, raw) in [("silent", &mut silent), ("half", &mut half)] {
+        raw.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let body = protocol::read_frame(raw, 1 << 20)
+            .unwrap_or_else(|e| panic!("{name}: {e}"))
+            .unwrap();
+        let error = refusal(raw, &body);
+        assert_eq!(error.kind, "auth", "{name}");
+        assert!(
+            error.message.contains("in time"),
+            "{name}: {}",
+            error.message
+        );
+    }
+    // Both slots are free again.
+    let mut clients = [connect_within(&host, 5), connect_within(&host, 5)];
+    for client in &mut clients {
+        assert_eq!(ping(client), "pong\n");
+    }
+}
+
+/// A client, once the host has a free slot within `seconds`.
+fn connect_within(host: &Host, seconds: u64) -> IpcClient {
+    let deadline = std::time::Instant::now() + Duration::from_secs(seconds);
+    loop {
+        match IpcClient::connect_to(host.env().endpoint(), host.env().token()) {
+            Ok(client) => return client,
+            Err(err) => {
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "no slot freed in {seconds}s: {err}"
+                );
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+    }
+}
+
+#[test]
+fn a_client_that_stops_reading_is_cut_off_and_its_slot_freed() {
+    let host = Host::start_with(
+        IpcServer::builder()
+            .max_connections(1)
+            .io_timeout(Duration::from_millis(300)),
+    );
+    let mut hog = UnixStream::connect(socket_path(&host)).unwrap();
+    raw_hello(&mut hog, host.env().token());
+    // Ask for far more than the socket buffers hold, and never read it.
+    let mut writer = hog.try_clone().unwrap();
+    writer
+        .set_write_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let asking = std::thread::spawn(move || {
+        for id in 1..=64u64 {
+            let request = protocol::Request {
+                id,
+                method: "repeat".into(),
+                params: None,
+                argv: Some(vec!["x".into(), "1000000".into()]),
+                stdin: None,
+                stdin_ready: false,
+            };
+            if protocol::write_frame(&mut writer, &protocol::encode(&request)).is_err() {
+                break;
+            }
+        }
+    });
+    let mut fresh = connect_within(&host, 10);
+    assert_eq!(ping(&mut fresh), "pong\n");
+    asking.join().unwrap();
+    // What the hog can still read ends (or is reset): the host closed it.
+    hog.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     let mut rest = Vec::new();
-    raw.read_to_end(&mut rest).unwrap();
-    assert!(rest.is_empty(), "closed");
+    if let Err(error) = hog.read_to_end(&mut rest) {
+        assert_eq!(
+            error.kind(),
+            std::io::ErrorKind::ConnectionReset,
+            "the connection ends, it does not hang: {error}"
+        );
+    }
+}
+
+#[test]
+fn bad_server_settings_are_refused_at_start() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let start = |builder: gangway::ipc::IpcServerBuilder| {
+        runtime
+            .block_on(builder.start(common::router(&common::Tally::default())))
+            .map(|_| ())
+            .unwrap_err()
+    };
+    let err = start(IpcServer::builder().token("short"));
+    assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
+    assert!(err.to_string().contains("16 to 1024 bytes, not 5"), "{err}");
+    let err = start(IpcServer::builder().token("t".repeat(5000)));
+    assert!(
+        err.to_string().contains("16 to 1024 bytes, not 5000"),
+        "{err}"
+    );
+    let err = start(IpcServer::builder().tcp("0.0.0.0:0".parse().unwrap()));
+    assert!(
+        err.to_string()
+            .contains("0.0.0.0:0 is not a loopback address"),
+        "{err}"
+    );
+    let err = start(IpcServer::builder().wrapper_dir("/tmp/a:b"));
+    assert!(err.to_string().contains("holds `:`"), "{err}");
+    let err = start(IpcServer::builder().socket_parent("/definitely/not/here"));
+    assert!(err.to_string().contains("/definitely/not/here"), "{err}");
+    let long = format!("/tmp/{}", "d".repeat(120));
+    let err = start(IpcServer::builder().socket_parent(&long));
+    assert!(
+        err.to_string()
+            .contains("too long a path for a Unix socket"),
+        "{err}"
+    );
+
+    let server = runtime
+        .block_on(
+            IpcServer::builder()
+                .tcp("0.0.0.0:0".parse().unwrap())
+                .allow_non_loopback(true)
+                .start(common::router(&common::Tally::default())),
+        )
+        .expect("allowed when asked for");
+    runtime.block_on(server.shutdown(Duration::from_secs(1)));
+}
+
+#[test]
+fn the_token_never_shows_in_debug_output() {
+    let token = "0123456789abcdef-secret";
+    let builder = IpcServer::builder().token(token);
+    let env = gangway::ipc::SandboxEnv::new(Endpoint::Unix("/tmp/s".into()), token.into());
+    let hello = protocol::Hello {
+        v: 1,
+        token: token.into(),
+    };
+    for shown in [
+        format!("{builder:?}"),
+        format!("{env:?}"),
+        format!("{hello:?}"),
+    ] {
+        assert!(!shown.contains("secret"), "{shown}");
+        assert!(shown.contains("redacted"), "{shown}");
+    }
 }
 
 #[test]
@@ -172,9 +432,14 @@ fn ten_thousand_random_frames_never_stop_the_server() {
         state ^= state << 17;
         state
     };
+    let token = host.env().token().to_owned();
     for round in 0..10_000u32 {
         let mut raw = UnixStream::connect(&socket).unwrap();
         raw.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        // Half the rounds get past the hello, to reach the request reader.
+        if next() % 2 == 0 {
+            raw_hello(&mut raw, &token);
+        }
         let body_len = (next() % 64) as usize;
         let body: Vec<u8> = (0..body_len).map(|_| next() as u8).collect();
         let frame = match next() % 4 {

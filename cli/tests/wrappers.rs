@@ -97,7 +97,11 @@ fn behaves(host: &Host, shell: &[&str]) {
         "unknown command `serch`; did you mean `search`?"
     );
     let missing = call("no_such_command_here");
-    assert_ne!(missing.status.code(), Some(0));
+    assert_eq!(
+        missing.status.code(),
+        Some(127),
+        "no wrapper for a command the host lacks"
+    );
 
     let help = call("search --help");
     assert!(help.status.success());
@@ -275,12 +279,31 @@ fn a_command_without_a_stdin_argument_never_reads_stdin() {
 #[test]
 fn help_does_not_read_stdin() {
     let host = Host::start();
-    let out = with_open_stdin(&host, "cat --help", Duration::from_secs(20));
-    assert!(out.status.success());
+    for script in ["cat --help", "cat -h", "cat --data x --help"] {
+        let out = with_open_stdin(&host, script, Duration::from_secs(20));
+        assert!(out.status.success(), "{script}");
+        assert!(
+            text(&out.stdout).contains("Usage: cat [OPTIONS]"),
+            "{script}: {}",
+            text(&out.stdout)
+        );
+    }
+}
+
+#[test]
+fn an_explicit_stdin_argument_or_a_usage_error_does_not_read_stdin() {
+    let host = Host::start();
+    let out = with_open_stdin(&host, "upper --text given", Duration::from_secs(20));
+    assert_eq!(out.stdout, b"GIVEN");
+    // `-h` as the option's value is text to upper-case, not a call for help.
+    let out = with_open_stdin(&host, "upper --text=-h", Duration::from_secs(20));
+    assert_eq!(out.stdout, b"-H");
+    let out = with_open_stdin(&host, "upper --txet x", Duration::from_secs(20));
+    assert_eq!(out.status.code(), Some(2));
     assert!(
-        text(&out.stdout).contains("Usage: cat [OPTIONS]"),
+        text(&out.stderr).contains("unknown flag `--txet`"),
         "{}",
-        text(&out.stdout)
+        text(&out.stderr)
     );
 }
 
@@ -316,6 +339,42 @@ fn without_a_host_the_client_exits_69() {
     assert_eq!(out.status.code(), Some(69));
     assert!(
         text(&out.stderr).contains("cannot reach the gangway host"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn stdin_over_the_hosts_limit_is_refused_with_the_fix() {
+    let host = Host::start_with(gangway::ipc::IpcServer::builder().max_frame(64 * 1024));
+    let data = vec![b'z'; 100 * 1024];
+    let out = host.shell(&["sh"], "cat", &[], Some(&data));
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.starts_with("cat: standard input is over the ")
+            && stderr.contains("bytes the host takes in one call; pass large input as a file"),
+        "{stderr}"
+    );
+    assert!(out.stdout.is_empty());
+    // Just under the limit goes through.
+    let data = vec![b'z'; 60 * 1024];
+    let out = host.shell(&["sh"], "cat", &[], Some(&data));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(out.stdout, data);
+}
+
+#[test]
+fn unreadable_stdin_is_named_as_such() {
+    let host = Host::start();
+    // A directory as standard input: reading it fails with EISDIR.
+    let mut command = Command::new("sh");
+    command.arg("-c").arg("cat < /");
+    host.env().apply(&mut command);
+    let out = common::run(command, None);
+    assert_eq!(out.status.code(), Some(74), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).starts_with("cat: cannot read standard input:"),
         "{}",
         text(&out.stderr)
     );

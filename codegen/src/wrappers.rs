@@ -48,6 +48,18 @@ pub enum WrapperError {
         /// The error.
         source: io::Error,
     },
+    /// A file of a command's name that gangway did not write.
+    NotOurs {
+        /// The file.
+        path: PathBuf,
+    },
+    /// A stdin argument name that cannot be one shell word.
+    InvalidArgName {
+        /// The command.
+        command: String,
+        /// The name.
+        name: String,
+    },
     /// `--check`: the directory differs from the manifest.
     OutOfDate {
         /// A unified diff from what is there to what should be.
@@ -63,6 +75,16 @@ impl fmt::Display for WrapperError {
                 "command name `{name}` cannot be a wrapper's file name: it must match `[A-Za-z][A-Za-z0-9_-]*`"
             ),
             WrapperError::Render(error) => error.fmt(f),
+            WrapperError::NotOurs { path } => write!(
+                f,
+                "refusing to replace {}: it is not a gangway wrapper; move it away or choose another directory",
+                path.display()
+            ),
+            WrapperError::InvalidArgName { command, name } => write!(
+                f,
+                "command `{command}` reads stdin into `{name}`, which is not a plain argument name \
+                 (letters, digits, `_` and `-`)"
+            ),
             WrapperError::Io { path, source } => write!(f, "{}: {source}", path.display()),
             WrapperError::OutOfDate { diff } => write!(f, "the wrappers are out of date:\n{diff}"),
         }
@@ -90,14 +112,43 @@ pub fn render_wrappers(manifest: &Manifest) -> Result<BTreeMap<String, String>, 
         if !is_valid_command_name(&schema.name) {
             return Err(WrapperError::InvalidName(schema.name.to_string()));
         }
+        if let Some(stdin) = schema.stdin_param()
+            && (stdin.name.is_empty()
+                || !stdin
+                    .name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+                || stdin.name.starts_with('-'))
+        {
+            return Err(WrapperError::InvalidArgName {
+                command: schema.name.to_string(),
+                name: stdin.name.to_string(),
+            });
+        }
         let script = renderer.wrapper(schema).map_err(WrapperError::Render)?;
         files.insert(schema.name.to_string(), script);
     }
     Ok(files)
 }
 
-/// The wrappers gangway generated earlier in `dir` (files carrying the
-/// marker line), by name. Anything else in the directory is left alone.
+/// Whether `text` is, to the letter of its shape, a wrapper gangway
+/// generated for a command called `name`: what stale removal requires, so a
+/// file that merely mentions the marker is never deleted.
+fn is_generated(text: &str, name: &str) -> bool {
+    let Some(word) = crate::render::shell_word(name) else {
+        return false;
+    };
+    let lines: Vec<&str> = text.lines().collect();
+    lines.len() == 4
+        && text.ends_with('\n')
+        && lines[0] == "#!/bin/sh"
+        && lines[1] == WRAPPER_MARKER
+        && lines[3].starts_with(&format!("exec \"${{GANGWAY_BIN:-gangway}}\" call {word} "))
+        && lines[3].ends_with(" -- \"$@\"")
+}
+
+/// The wrappers gangway generated earlier in `dir`, by name: files in the
+/// exact shape it writes. Anything else in the directory is left alone.
 fn existing_wrappers(dir: &Path) -> Result<BTreeMap<String, String>, WrapperError> {
     let mut found = BTreeMap::new();
     let entries = match fs::read_dir(dir) {
@@ -121,7 +172,7 @@ fn existing_wrappers(dir: &Path) -> Result<BTreeMap<String, String>, WrapperErro
         let Ok(text) = fs::read_to_string(&path) else {
             continue;
         };
-        if text.lines().take(4).any(|line| line == WRAPPER_MARKER) {
+        if is_generated(&text, &name) {
             found.insert(name, text);
         }
     }
@@ -140,6 +191,15 @@ pub fn write_wrappers(manifest: &Manifest, dir: &Path) -> Result<WrapperReport, 
     let wanted = render_wrappers(manifest)?;
     fs::create_dir_all(dir).map_err(io_error(dir))?;
     let existing = existing_wrappers(dir)?;
+    // Never replace a file gangway did not write; look before writing
+    // anything, so a refusal leaves the directory as it was.
+    if let Some(path) = wanted
+        .keys()
+        .map(|name| dir.join(name))
+        .find(|path| fs::symlink_metadata(path).is_ok() && !existing.contains_key(file_name(path)))
+    {
+        return Err(WrapperError::NotOurs { path });
+    }
     let mut report = WrapperReport::default();
     for (name, script) in &wanted {
         let path = dir.join(name);
@@ -180,6 +240,12 @@ pub fn write_wrappers(manifest: &Manifest, dir: &Path) -> Result<WrapperReport, 
         report.removed.push(name.clone());
     }
     Ok(report)
+}
+
+fn file_name(path: &Path) -> &str {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default()
 }
 
 /// Checks that `dir` holds exactly the wrappers of `manifest`, writing
@@ -263,6 +329,8 @@ mod tests {
         assert!(again.written.is_empty());
 
         fs::write(dir.path().join("mine.sh"), "#!/bin/sh\necho not ours\n").unwrap();
+        let lookalike = format!("#!/bin/sh\n{WRAPPER_MARKER}\n# my backup, keep\necho mine\n");
+        fs::write(dir.path().join("backup-of-b"), &lookalike).unwrap();
         let err = check_wrappers(&manifest(&["a"]), dir.path()).unwrap_err();
         let WrapperError::OutOfDate { diff } = err else {
             panic!()
@@ -276,6 +344,10 @@ mod tests {
             dir.path().join("mine.sh").exists(),
             "files that are not ours stay"
         );
+        assert!(
+            dir.path().join("backup-of-b").exists(),
+            "a file that only mentions the marker stays"
+        );
 
         fs::write(dir.path().join("a"), "changed").unwrap();
         let WrapperError::OutOfDate { diff } =
@@ -284,10 +356,38 @@ mod tests {
             panic!()
         };
         assert!(diff.contains("-changed"), "{diff}");
+        let err = write_wrappers(&manifest(&["a"]), dir.path()).unwrap_err();
+        assert!(
+            matches!(err, WrapperError::NotOurs { .. }),
+            "a hand-edited file is not replaced: {err}"
+        );
+        assert_eq!(fs::read_to_string(dir.path().join("a")).unwrap(), "changed");
         let names: Vec<_> = fs::read_dir(dir.path())
             .unwrap()
             .map(|e| e.unwrap().file_name())
             .collect();
-        assert_eq!(names.len(), 2, "no temporary files left: {names:?}");
+        assert_eq!(names.len(), 3, "no temporary files left: {names:?}");
+    }
+}
+
+#[cfg(test)]
+mod names {
+    use super::*;
+    use crate::schema::{ParamSchema, ToolSchema, ValueKind};
+
+    #[test]
+    fn a_stdin_name_that_is_not_a_word_is_refused() {
+        for bad in ["$HOME", "a b", "x\"$(id)\"", "", "-x"] {
+            let manifest = Manifest::new(vec![
+                ToolSchema::new("cmd").with_param(ParamSchema::new(bad, ValueKind::Bytes).stdin()),
+            ]);
+            assert!(
+                matches!(
+                    render_wrappers(&manifest),
+                    Err(WrapperError::InvalidArgName { .. })
+                ),
+                "{bad:?}"
+            );
+        }
     }
 }

@@ -47,6 +47,9 @@ where
         }
     }
     let mut deserializer = rmp_serde::Deserializer::from_read_ref(params);
+    // Deep enough for any real argument; shallow enough that hostile
+    // nesting cannot exhaust a worker's stack.
+    deserializer.set_max_depth(64);
     (&mut deserializer).deserialize_struct("arguments", &[], visitor)
 }
 

@@ -148,17 +148,65 @@ pub struct Sleep {
     /// Milliseconds.
     #[ipc(positional)]
     pub ms: u64,
+    /// Sleeps begun.
+    #[ipc(state)]
+    #[serde(skip)]
+    pub started: Arc<AtomicU64>,
+    /// Sleeps that ran to the end (a cancelled one never counts).
+    #[ipc(state)]
+    #[serde(skip)]
+    pub finished: Arc<AtomicU64>,
 }
 
 impl Sleep {
+    pub fn params(ms: u64) -> Vec<u8> {
+        rmp_serde::to_vec_named(&Sleep {
+            ms,
+            started: Arc::default(),
+            finished: Arc::default(),
+        })
+        .unwrap()
+    }
+
     async fn handle(&mut self) -> u64 {
+        self.started.fetch_add(1, Ordering::SeqCst);
         tokio::time::sleep(std::time::Duration::from_millis(self.ms)).await;
+        self.finished.fetch_add(1, Ordering::SeqCst);
         self.ms
     }
 }
 
+/// Repeat a word: a small call with a large answer.
+#[derive(Clone, Serialize, IpcCommand)]
+#[ipc(name = "repeat", response = String)]
+pub struct Repeat {
+    /// The word.
+    #[ipc(positional)]
+    pub word: String,
+    /// How many times.
+    #[ipc(positional)]
+    pub times: u32,
+}
+
+impl Repeat {
+    async fn handle(&mut self) -> String {
+        self.word.repeat(self.times as usize)
+    }
+}
+
+/// What the test commands keep across calls.
+#[derive(Clone, Default)]
+pub struct Tally {
+    /// The `counter` command's total.
+    pub counter: Arc<AtomicU64>,
+    /// Sleeps begun.
+    pub sleeps_started: Arc<AtomicU64>,
+    /// Sleeps that ran to the end.
+    pub sleeps_finished: Arc<AtomicU64>,
+}
+
 /// The router every end-to-end test serves.
-pub fn router(total: &Arc<AtomicU64>) -> IpcRouter {
+pub fn router(tally: &Tally) -> IpcRouter {
     IpcRouter::new()
         .register(EchoArgs { words: vec![] })
         .register(Search {
@@ -170,7 +218,7 @@ pub fn router(total: &Arc<AtomicU64>) -> IpcRouter {
             order: Order::Oldest,
         })
         .register(Counter {
-            total: total.clone(),
+            total: tally.counter.clone(),
         })
         .register(Cat { data: vec![] })
         .register(Upper {
@@ -178,7 +226,15 @@ pub fn router(total: &Arc<AtomicU64>) -> IpcRouter {
         })
         .register(Fail { why: String::new() })
         .register(Ping {})
-        .register(Sleep { ms: 0 })
+        .register(Sleep {
+            ms: 0,
+            started: tally.sleeps_started.clone(),
+            finished: tally.sleeps_finished.clone(),
+        })
+        .register(Repeat {
+            word: String::new(),
+            times: 0,
+        })
 }
 
 /// A running host: a runtime, the server, and its wrappers.
@@ -186,7 +242,7 @@ pub struct Host {
     pub runtime: tokio::runtime::Runtime,
     pub server: Option<IpcServer>,
     pub wrappers: tempfile::TempDir,
-    pub total: Arc<AtomicU64>,
+    pub tally: Tally,
 }
 
 impl Host {
@@ -200,9 +256,9 @@ impl Host {
             .enable_all()
             .build()
             .unwrap();
-        let total = Arc::new(AtomicU64::new(0));
+        let tally = Tally::default();
         let wrappers = tempfile::tempdir().unwrap();
-        let router = router(&total);
+        let router = router(&tally);
         gangway_codegen::write_wrappers(&router.manifest(), wrappers.path()).unwrap();
         let server = runtime
             .block_on(
@@ -216,7 +272,7 @@ impl Host {
             runtime,
             server: Some(server),
             wrappers,
-            total,
+            tally,
         }
     }
 

@@ -5,6 +5,20 @@
 use super::{IpcError, IpcRouter};
 use crate::tool::{BindError, ParamSchema, ToolArgs, ToolSchema, Value, ValueKind};
 
+/// What a call from argv would do, decided before running it: whether it
+/// would read piped standard input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ArgvPlan {
+    /// `-h`/`--help`: the help text; nothing runs.
+    Help(String),
+    /// The command takes piped standard input, and these words do not give
+    /// its stdin argument.
+    NeedsStdin,
+    /// The command runs without standard input.
+    Run,
+}
+
 /// What a call from argv produced.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -90,6 +104,44 @@ impl IpcRouter {
         self.dispatch(method, &params)
             .await
             .map(ArgvOutcome::Response)
+    }
+}
+
+impl IpcRouter {
+    /// Binds `argv` as [`dispatch_argv`](IpcRouter::dispatch_argv) would,
+    /// without calling, to say whether the call would take piped standard
+    /// input, so a client reads stdin only when it will be used.
+    ///
+    /// # Errors
+    ///
+    /// [`IpcError::UnknownMethod`], or [`IpcError::Usage`] for words that do
+    /// not fit the schema.
+    pub fn plan_argv<S: AsRef<str>>(&self, method: &str, argv: &[S]) -> Result<ArgvPlan, IpcError> {
+        let Some(info) = self.command(method) else {
+            return Err(self.unknown_method(method));
+        };
+        let schema = &info.schema;
+        let usage = |error| IpcError::Usage {
+            method: method.to_owned(),
+            error,
+        };
+        let mut args = match schema.parse_words(argv) {
+            Ok(args) => args,
+            Err(error) if error.is_help() => return Ok(ArgvPlan::Help(schema.help_text())),
+            Err(error) => return Err(usage(error)),
+        };
+        let plan = match schema.stdin_param() {
+            Some(param) if !given(&args, param) => {
+                // Whatever stdin holds, a missing argument fails the call:
+                // say so now rather than after reading all of stdin.
+                args.named
+                    .insert(param.name.to_string(), Value::Bytes(Vec::new()));
+                ArgvPlan::NeedsStdin
+            }
+            _ => ArgvPlan::Run,
+        };
+        schema.check_required(&args).map_err(usage)?;
+        Ok(plan)
     }
 }
 

@@ -12,12 +12,15 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_bytes::ByteBuf;
-use tokio::sync::oneshot;
+use tokio::sync::{mpsc, oneshot};
 
 use super::env::{ENV_ENDPOINT, ENV_TOKEN};
-use super::protocol::{self, EXIT_UNAVAILABLE, Request, Response, WireError};
+use super::protocol::{self, EXIT_UNAVAILABLE, Hello, Request, Response, Welcome, WireError};
 use super::server::Endpoint;
 use super::{ArgvOutcome, IpcCommand, Reply};
+
+/// Exit code when standard input cannot be read (`EX_IOERR`).
+const EXIT_IOERR: i32 = 74;
 
 /// An error a call ended in, as the host reported it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -61,15 +64,32 @@ pub enum ClientError {
     Protocol(String),
     /// The host answered with an error.
     Remote(Box<RemoteError>),
+    /// A request over the host's frame limit, refused before sending.
+    TooLarge {
+        /// The request's size.
+        bytes: usize,
+        /// The host's limit.
+        max: usize,
+    },
+    /// Standard input could not be read.
+    Stdin(io::Error),
+    /// Piped standard input over what fits in one call.
+    StdinTooLarge {
+        /// The room there was, in bytes.
+        max: usize,
+    },
 }
 
 impl ClientError {
     /// The exit code a command-line client should end with: the host's for
-    /// a remote error, 69 (`EX_UNAVAILABLE`) when the host cannot be reached
-    /// or the exchange broke.
+    /// a remote error, 2 for a call too large to send, 74 (`EX_IOERR`) when
+    /// standard input cannot be read, 69 (`EX_UNAVAILABLE`) when the host
+    /// cannot be reached or the exchange broke.
     pub fn exit_code(&self) -> i32 {
         match self {
             ClientError::Remote(remote) => remote.exit,
+            ClientError::TooLarge { .. } | ClientError::StdinTooLarge { .. } => 2,
+            ClientError::Stdin(_) => EXIT_IOERR,
             _ => EXIT_UNAVAILABLE,
         }
     }
@@ -102,6 +122,15 @@ impl fmt::Display for ClientError {
                 write!(f, "the gangway host's answer made no sense: {message}")
             }
             ClientError::Remote(remote) => f.write_str(&remote.message),
+            ClientError::TooLarge { bytes, max } => write!(
+                f,
+                "the call is {bytes} bytes, over the host's {max}-byte limit; pass large input as a file instead"
+            ),
+            ClientError::Stdin(error) => write!(f, "cannot read standard input: {error}"),
+            ClientError::StdinTooLarge { max } => write!(
+                f,
+                "standard input is over the {max} bytes the host takes in one call; pass large input as a file instead"
+            ),
         }
     }
 }
@@ -109,7 +138,9 @@ impl fmt::Display for ClientError {
 impl std::error::Error for ClientError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            ClientError::Connect { source, .. } | ClientError::Io(source) => Some(source),
+            ClientError::Connect { source, .. }
+            | ClientError::Io(source)
+            | ClientError::Stdin(source) => Some(source),
             _ => None,
         }
     }
@@ -137,18 +168,49 @@ fn env_endpoint() -> Result<(Endpoint, String), ClientError> {
     Ok((endpoint, token))
 }
 
-fn request(id: u64, token: &str, method: &str) -> Request {
+fn request(method: &str) -> Request {
     Request {
-        v: protocol::VERSION,
-        id,
-        // On every request: the server checks the first, and a client with
-        // several calls in flight cannot tell which one goes out first.
-        token: Some(token.to_owned()),
+        id: 0,
         method: method.to_owned(),
         params: None,
         argv: None,
         stdin: None,
+        stdin_ready: false,
     }
+}
+
+fn hello(token: &str) -> Vec<u8> {
+    protocol::encode(&Hello {
+        v: protocol::VERSION,
+        token: token.to_owned(),
+    })
+}
+
+/// The server's answer to the hello: its frame limit, or why it refused.
+fn welcome(body: &[u8]) -> Result<usize, ClientError> {
+    if let Ok(welcome) = protocol::decode::<Welcome>(body) {
+        return Ok(usize::try_from(welcome.max_frame).unwrap_or(usize::MAX));
+    }
+    match protocol::decode::<Response>(body) {
+        Ok(response) => Err(into_result(response).err().unwrap_or_else(|| {
+            ClientError::Protocol("the host answered the hello with a success".to_owned())
+        })),
+        Err(error) => Err(ClientError::Protocol(format!(
+            "the hello's answer does not decode: {error}"
+        ))),
+    }
+}
+
+/// A request body within the host's frame limit.
+fn checked(request: &Request, max_frame: usize) -> Result<Vec<u8>, ClientError> {
+    let body = protocol::encode(request);
+    if body.len() > max_frame {
+        return Err(ClientError::TooLarge {
+            bytes: body.len(),
+            max: max_frame,
+        });
+    }
+    Ok(body)
 }
 
 /// A response's payload, or its error.
@@ -166,15 +228,40 @@ fn into_result(response: Response) -> Result<Response, ClientError> {
     Err(ClientError::Remote(Box::new(error.into())))
 }
 
-fn argv_outcome(response: Response) -> Result<ArgvOutcome, ClientError> {
+/// An argv call's answer; `None` when the host asks for standard input.
+fn argv_outcome(response: Response) -> Result<Option<ArgvOutcome>, ClientError> {
     let response = into_result(response)?;
+    if response.needs_stdin {
+        return Ok(None);
+    }
     match (response.help, response.result) {
-        (Some(help), _) => Ok(ArgvOutcome::Help(help)),
-        (None, Some(result)) => Ok(ArgvOutcome::Response(result.into_vec())),
+        (Some(help), _) => Ok(Some(ArgvOutcome::Help(help))),
+        (None, Some(result)) => Ok(Some(ArgvOutcome::Response(result.into_vec()))),
         (None, None) => Err(ClientError::Protocol(
             "a response with neither result nor help".to_owned(),
         )),
     }
+}
+
+fn argv_request<S: AsRef<str>>(
+    method: &str,
+    argv: &[S],
+    stdin: Option<Vec<u8>>,
+    stdin_ready: bool,
+) -> Request {
+    let mut request = request(method);
+    request.argv = Some(argv.iter().map(|a| a.as_ref().to_owned()).collect());
+    request.stdin = stdin.map(ByteBuf::from);
+    request.stdin_ready = stdin_ready;
+    request
+}
+
+fn typed_request<C: IpcCommand>(command: &C) -> Result<Request, ClientError> {
+    let params = rmp_serde::to_vec_named(command)
+        .map_err(|error| ClientError::Protocol(format!("the command does not encode: {error}")))?;
+    let mut request = request(&command.name());
+    request.params = Some(ByteBuf::from(params));
+    Ok(request)
 }
 
 /// A typed command's response from the host's answer: a success payload, or
@@ -236,41 +323,45 @@ impl Write for Stream {
 /// ```
 pub struct IpcClient {
     stream: Stream,
-    token: String,
     next_id: u64,
     max_frame: usize,
+    /// Set after a failed exchange: the stream may hold half a frame.
+    broken: bool,
 }
 
 impl fmt::Debug for IpcClient {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("IpcClient")
             .field("next_id", &self.next_id)
+            .field("max_frame", &self.max_frame)
             .finish_non_exhaustive()
     }
 }
 
 impl IpcClient {
-    /// Connects to `endpoint` (`unix:/path` or `tcp:host:port`).
+    /// Connects to `endpoint` (`unix:/path` or `tcp:host:port`) and presents
+    /// the token.
     ///
     /// # Errors
     ///
-    /// [`ClientError::BadEndpoint`] or [`ClientError::Connect`].
+    /// [`ClientError::BadEndpoint`], [`ClientError::Connect`], or the host's
+    /// refusal (an `auth` [`ClientError::Remote`] for a wrong token).
     pub fn connect(endpoint: &str, token: &str) -> Result<IpcClient, ClientError> {
         let endpoint: Endpoint = endpoint.parse().map_err(ClientError::BadEndpoint)?;
         IpcClient::connect_to(&endpoint, token)
     }
 
-    /// Connects to a parsed endpoint.
+    /// Connects to a parsed endpoint and presents the token.
     ///
     /// # Errors
     ///
-    /// [`ClientError::Connect`].
+    /// As [`connect`](IpcClient::connect).
     pub fn connect_to(endpoint: &Endpoint, token: &str) -> Result<IpcClient, ClientError> {
         let failed = |source| ClientError::Connect {
             endpoint: endpoint.to_string(),
             source,
         };
-        let stream = match endpoint {
+        let mut stream = match endpoint {
             Endpoint::Unix(path) => Stream::Unix(UnixStream::connect(path).map_err(failed)?),
             Endpoint::Tcp(addr) => {
                 let stream = TcpStream::connect(addr).map_err(failed)?;
@@ -278,11 +369,19 @@ impl IpcClient {
                 Stream::Tcp(stream)
             }
         };
+        protocol::write_frame(&mut stream, &hello(token)).map_err(ClientError::Io)?;
+        let body = match protocol::read_frame(&mut stream, protocol::MAX_HELLO_FRAME) {
+            Ok(Some(body)) => body,
+            Ok(None) => return Err(closed()),
+            Err(protocol::FrameError::Io(error)) => return Err(ClientError::Io(error)),
+            Err(error) => return Err(ClientError::Protocol(error.to_string())),
+        };
+        let max_frame = welcome(&body)?;
         Ok(IpcClient {
             stream,
-            token: token.to_owned(),
             next_id: 1,
-            max_frame: protocol::DEFAULT_MAX_FRAME,
+            max_frame,
+            broken: false,
         })
     }
 
@@ -297,7 +396,13 @@ impl IpcClient {
         IpcClient::connect_to(&endpoint, &token)
     }
 
-    /// Limits how long a call may wait for its answer (none by default).
+    /// The largest frame the host takes (from its welcome).
+    pub fn max_frame(&self) -> usize {
+        self.max_frame
+    }
+
+    /// Limits how long a call may wait for its answer (none by default). A
+    /// call that times out leaves the client unusable: connect again.
     ///
     /// # Errors
     ///
@@ -309,37 +414,39 @@ impl IpcClient {
         }
     }
 
-    /// Sets the largest response frame accepted (16 MiB by default).
-    pub fn set_max_frame(&mut self, bytes: usize) {
-        self.max_frame = bytes;
-    }
-
     fn exchange(&mut self, mut request: Request) -> Result<Response, ClientError> {
+        if self.broken {
+            return Err(ClientError::Protocol(
+                "an earlier call on this connection failed midway; connect again".to_owned(),
+            ));
+        }
         let id = self.next_id;
         self.next_id += 1;
         request.id = id;
-        protocol::write_frame(&mut self.stream, &protocol::encode(&request))
-            .map_err(ClientError::Io)?;
+        let body = checked(&request, self.max_frame)?;
+        // Until the answer is read whole, a failure leaves the stream out of
+        // step with the calls.
+        self.broken = true;
+        protocol::write_frame(&mut self.stream, &body).map_err(ClientError::Io)?;
         let body = match protocol::read_frame(&mut self.stream, self.max_frame) {
             Ok(Some(body)) => body,
-            Ok(None) => {
-                return Err(ClientError::Io(io::Error::new(
-                    io::ErrorKind::UnexpectedEof,
-                    "the host closed the connection without answering",
-                )));
-            }
+            Ok(None) => return Err(closed()),
             Err(protocol::FrameError::Io(error)) => return Err(ClientError::Io(error)),
             Err(error) => return Err(ClientError::Protocol(error.to_string())),
         };
-        let response: Response = rmp_serde::from_slice(&body)
-            .map_err(|error| ClientError::Protocol(error.to_string()))?;
-        if response.id != id && response.id != 0 {
-            return Err(ClientError::Protocol(format!(
-                "an answer to call {} arrived for call {id}",
-                response.id
-            )));
+        let response: Response =
+            protocol::decode(&body).map_err(|error| ClientError::Protocol(error.to_string()))?;
+        match response.id {
+            current if current == id => {
+                self.broken = false;
+                into_result(response)
+            }
+            // The host speaks for the connection as a whole.
+            0 => into_result(response).and(Err(closed())),
+            other => Err(ClientError::Protocol(format!(
+                "an answer to call {other} arrived for call {id}"
+            ))),
         }
-        into_result(response)
     }
 
     /// Calls `method` with MessagePack-encoded `params`; returns the
@@ -349,7 +456,7 @@ impl IpcClient {
     ///
     /// [`ClientError::Remote`] for the host's errors; connection errors.
     pub fn call_raw(&mut self, method: &str, params: &[u8]) -> Result<Vec<u8>, ClientError> {
-        let mut request = request(0, &self.token, method);
+        let mut request = request(method);
         request.params = Some(ByteBuf::from(params.to_vec()));
         let response = self.exchange(request)?;
         Ok(response.result.map(ByteBuf::into_vec).unwrap_or_default())
@@ -363,16 +470,11 @@ impl IpcClient {
     /// As [`call_raw`](IpcClient::call_raw), and [`ClientError::Protocol`]
     /// when the response does not decode as `C::Response`.
     pub fn call<C: IpcCommand>(&mut self, command: &C) -> Result<C::Response, ClientError> {
-        let params = rmp_serde::to_vec_named(command).map_err(|error| {
-            ClientError::Protocol(format!("the command does not encode: {error}"))
-        })?;
-        let mut request = request(0, &self.token, &command.name());
-        request.params = Some(ByteBuf::from(params));
+        let request = typed_request(command)?;
         typed::<C>(self.exchange(request))
     }
 
-    /// Calls `method` with shell words and, if the command reads it, piped
-    /// standard input, as a wrapper script does.
+    /// Calls `method` with shell words and, if given, piped standard input.
     ///
     /// # Errors
     ///
@@ -384,48 +486,106 @@ impl IpcClient {
         argv: &[S],
         stdin: Option<Vec<u8>>,
     ) -> Result<ArgvOutcome, ClientError> {
-        let mut request = request(0, &self.token, method);
-        request.argv = Some(argv.iter().map(|a| a.as_ref().to_owned()).collect());
-        request.stdin = stdin.map(ByteBuf::from);
-        argv_outcome(self.exchange(request)?)
+        let response = self.exchange(argv_request(method, argv, stdin, false))?;
+        argv_outcome(response)?
+            .ok_or_else(|| ClientError::Protocol("the host asked for stdin unprompted".to_owned()))
+    }
+
+    /// Calls `method` with shell words when standard input is piped but not
+    /// yet read: the host answers help, a usage error, or a call that does
+    /// not take stdin without it being read; only when the command takes it
+    /// is `read_stdin` called and the call sent again with the bytes. This
+    /// is what `gangway call` does, so a pipe that never closes only blocks
+    /// a command that reads it. `read_stdin` gets the room left in the
+    /// frame; it may stop reading one byte past it, which is then refused
+    /// as [`ClientError::StdinTooLarge`].
+    ///
+    /// # Errors
+    ///
+    /// As [`call_argv`](IpcClient::call_argv), and `read_stdin`'s error.
+    pub fn call_argv_piped<S: AsRef<str>>(
+        &mut self,
+        method: &str,
+        argv: &[S],
+        read_stdin: impl FnOnce(usize) -> Result<Vec<u8>, ClientError>,
+    ) -> Result<ArgvOutcome, ClientError> {
+        let response = self.exchange(argv_request(method, argv, None, true))?;
+        if let Some(outcome) = argv_outcome(response)? {
+            return Ok(outcome);
+        }
+        // Room for the request around the bytes.
+        let room = self
+            .max_frame
+            .saturating_sub(argv.iter().map(|a| a.as_ref().len() + 8).sum::<usize>() + 1024);
+        let stdin = read_stdin(room)?;
+        if stdin.len() > room {
+            return Err(ClientError::StdinTooLarge { max: room });
+        }
+        self.call_argv(method, argv, Some(stdin))
     }
 }
 
 type Pending = HashMap<u64, oneshot::Sender<Result<Response, ClientError>>>;
 
 /// An async client on one connection, with any number of calls in flight;
-/// answers are matched to calls by id. Cloning shares the connection.
+/// answers are matched to calls by id. Cloning shares the connection. A
+/// call given up on (its future dropped) leaves the connection usable:
+/// frames go out whole from a writer task, and the late answer is dropped.
 #[derive(Clone)]
 pub struct AsyncIpcClient {
     inner: Arc<AsyncInner>,
 }
 
 struct AsyncInner {
-    writer: tokio::sync::Mutex<Box<dyn tokio::io::AsyncWrite + Unpin + Send>>,
+    outbox: mpsc::Sender<Vec<u8>>,
     pending: Arc<Mutex<Option<Pending>>>,
     next_id: AtomicU64,
-    token: String,
-    reader: tokio::task::JoinHandle<()>,
+    max_frame: usize,
+    tasks: [tokio::task::AbortHandle; 2],
 }
 
 impl Drop for AsyncInner {
     fn drop(&mut self) {
-        self.reader.abort();
+        for task in &self.tasks {
+            task.abort();
+        }
     }
 }
 
 impl fmt::Debug for AsyncIpcClient {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("AsyncIpcClient").finish_non_exhaustive()
+        f.debug_struct("AsyncIpcClient")
+            .field("max_frame", &self.inner.max_frame)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Removes a call's waiter when the call is given up on.
+struct PendingGuard<'a> {
+    id: u64,
+    pending: &'a Mutex<Option<Pending>>,
+}
+
+impl Drop for PendingGuard<'_> {
+    fn drop(&mut self) {
+        if let Some(pending) = self
+            .pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_mut()
+        {
+            pending.remove(&self.id);
+        }
     }
 }
 
 impl AsyncIpcClient {
-    /// Connects to `endpoint` (`unix:/path` or `tcp:host:port`).
+    /// Connects to `endpoint` (`unix:/path` or `tcp:host:port`) and presents
+    /// the token.
     ///
     /// # Errors
     ///
-    /// [`ClientError::BadEndpoint`] or [`ClientError::Connect`].
+    /// As [`IpcClient::connect`].
     pub async fn connect(endpoint: &str, token: &str) -> Result<AsyncIpcClient, ClientError> {
         let endpoint: Endpoint = endpoint.parse().map_err(ClientError::BadEndpoint)?;
         AsyncIpcClient::connect_to(&endpoint, token).await
@@ -442,11 +602,11 @@ impl AsyncIpcClient {
         AsyncIpcClient::connect_to(&endpoint, &token).await
     }
 
-    /// Connects to a parsed endpoint.
+    /// Connects to a parsed endpoint and presents the token.
     ///
     /// # Errors
     ///
-    /// [`ClientError::Connect`].
+    /// As [`IpcClient::connect`].
     pub async fn connect_to(
         endpoint: &Endpoint,
         token: &str,
@@ -455,42 +615,69 @@ impl AsyncIpcClient {
             endpoint: endpoint.to_string(),
             source,
         };
-        let pending: Arc<Mutex<Option<Pending>>> = Arc::new(Mutex::new(Some(HashMap::new())));
-        let (writer, reader): (Box<dyn tokio::io::AsyncWrite + Unpin + Send>, _) = match endpoint {
+        type Reader = Box<dyn tokio::io::AsyncRead + Unpin + Send>;
+        type Writer = Box<dyn tokio::io::AsyncWrite + Unpin + Send>;
+        let (mut reader, mut writer): (Reader, Writer) = match endpoint {
             Endpoint::Unix(path) => {
                 let (read, write) = tokio::net::UnixStream::connect(path)
                     .await
                     .map_err(failed)?
                     .into_split();
-                (
-                    Box::new(write),
-                    tokio::spawn(read_answers(read, pending.clone())),
-                )
+                (Box::new(read), Box::new(write))
             }
             Endpoint::Tcp(addr) => {
                 let stream = tokio::net::TcpStream::connect(addr).await.map_err(failed)?;
                 let _ = stream.set_nodelay(true);
                 let (read, write) = stream.into_split();
-                (
-                    Box::new(write),
-                    tokio::spawn(read_answers(read, pending.clone())),
-                )
+                (Box::new(read), Box::new(write))
             }
         };
+        protocol::write_frame_async(&mut writer, &hello(token))
+            .await
+            .map_err(ClientError::Io)?;
+        let body = match protocol::read_frame_async(&mut reader, protocol::MAX_HELLO_FRAME).await {
+            Ok(Some(body)) => body,
+            Ok(None) => return Err(closed()),
+            Err(protocol::FrameError::Io(error)) => return Err(ClientError::Io(error)),
+            Err(error) => return Err(ClientError::Protocol(error.to_string())),
+        };
+        let max_frame = welcome(&body)?;
+        let pending: Arc<Mutex<Option<Pending>>> = Arc::new(Mutex::new(Some(HashMap::new())));
+        let (outbox, mut frames) = mpsc::channel::<Vec<u8>>(64);
+        let write_pending = pending.clone();
+        let writer_task = tokio::spawn(async move {
+            while let Some(body) = frames.recv().await {
+                if protocol::write_frame_async(&mut writer, &body)
+                    .await
+                    .is_err()
+                {
+                    break;
+                }
+            }
+            // Nothing more can be sent: fail whoever still waits.
+            fail_all(&write_pending, None);
+        });
+        let reader_task = tokio::spawn(read_answers(reader, pending.clone(), max_frame));
         Ok(AsyncIpcClient {
             inner: Arc::new(AsyncInner {
-                writer: tokio::sync::Mutex::new(writer),
+                outbox,
                 pending,
                 next_id: AtomicU64::new(1),
-                token: token.to_owned(),
-                reader,
+                max_frame,
+                tasks: [writer_task.abort_handle(), reader_task.abort_handle()],
             }),
         })
+    }
+
+    /// The largest frame the host takes (from its welcome).
+    pub fn max_frame(&self) -> usize {
+        self.inner.max_frame
     }
 
     async fn exchange(&self, mut request: Request) -> Result<Response, ClientError> {
         let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
         request.id = id;
+        let body = checked(&request, self.inner.max_frame)?;
         let (answer, answered) = oneshot::channel();
         {
             let mut pending = self.inner.pending.lock().unwrap_or_else(|e| e.into_inner());
@@ -499,22 +686,14 @@ impl AsyncIpcClient {
             };
             pending.insert(id, answer);
         }
-        let body = protocol::encode(&request);
-        let written = {
-            let mut writer = self.inner.writer.lock().await;
-            protocol::write_frame_async(&mut *writer, &body).await
+        let _guard = PendingGuard {
+            id,
+            pending: &self.inner.pending,
         };
-        if let Err(error) = written {
-            if let Some(pending) = self
-                .inner
-                .pending
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .as_mut()
-            {
-                pending.remove(&id);
-            }
-            return Err(ClientError::Io(error));
+        // Once queued, the frame is written whole by the writer task even if
+        // this call is given up on.
+        if self.inner.outbox.send(body).await.is_err() {
+            return Err(closed());
         }
         match answered.await {
             Ok(result) => result.and_then(into_result),
@@ -528,7 +707,7 @@ impl AsyncIpcClient {
     ///
     /// As [`IpcClient::call_raw`].
     pub async fn call_raw(&self, method: &str, params: &[u8]) -> Result<Vec<u8>, ClientError> {
-        let mut request = request(0, &self.inner.token, method);
+        let mut request = request(method);
         request.params = Some(ByteBuf::from(params.to_vec()));
         let response = self.exchange(request).await?;
         Ok(response.result.map(ByteBuf::into_vec).unwrap_or_default())
@@ -540,11 +719,7 @@ impl AsyncIpcClient {
     ///
     /// As [`IpcClient::call`].
     pub async fn call<C: IpcCommand>(&self, command: &C) -> Result<C::Response, ClientError> {
-        let params = rmp_serde::to_vec_named(command).map_err(|error| {
-            ClientError::Protocol(format!("the command does not encode: {error}"))
-        })?;
-        let mut request = request(0, &self.inner.token, &command.name());
-        request.params = Some(ByteBuf::from(params));
+        let request = typed_request(command)?;
         typed::<C>(self.exchange(request).await)
     }
 
@@ -559,10 +734,11 @@ impl AsyncIpcClient {
         argv: &[S],
         stdin: Option<Vec<u8>>,
     ) -> Result<ArgvOutcome, ClientError> {
-        let mut request = request(0, &self.inner.token, method);
-        request.argv = Some(argv.iter().map(|a| a.as_ref().to_owned()).collect());
-        request.stdin = stdin.map(ByteBuf::from);
-        argv_outcome(self.exchange(request).await?)
+        let response = self
+            .exchange(argv_request(method, argv, stdin, false))
+            .await?;
+        argv_outcome(response)?
+            .ok_or_else(|| ClientError::Protocol("the host asked for stdin unprompted".to_owned()))
     }
 }
 
@@ -573,29 +749,39 @@ fn closed() -> ClientError {
     ))
 }
 
+/// Fails every waiting call, and every later one.
+fn fail_all(pending: &Mutex<Option<Pending>>, remote: Option<&RemoteError>) {
+    let waiting = pending.lock().unwrap_or_else(|e| e.into_inner()).take();
+    for (_, waiter) in waiting.into_iter().flatten() {
+        let error = match remote {
+            Some(remote) => ClientError::Remote(Box::new(remote.clone())),
+            None => closed(),
+        };
+        let _ = waiter.send(Err(error));
+    }
+}
+
 /// Hands each answer to the call waiting for it; when the connection ends,
 /// fails every call still waiting, and every later one.
-async fn read_answers<R>(mut reader: R, pending: Arc<Mutex<Option<Pending>>>)
+async fn read_answers<R>(mut reader: R, pending: Arc<Mutex<Option<Pending>>>, max_frame: usize)
 where
     R: tokio::io::AsyncRead + Unpin,
 {
     let ended: ClientError = loop {
-        let body = match protocol::read_frame_async(&mut reader, protocol::DEFAULT_MAX_FRAME).await
-        {
+        let body = match protocol::read_frame_async(&mut reader, max_frame).await {
             Ok(Some(body)) => body,
             Ok(None) => break closed(),
             Err(protocol::FrameError::Io(error)) => break ClientError::Io(error),
             Err(error) => break ClientError::Protocol(error.to_string()),
         };
-        let response: Response = match rmp_serde::from_slice(&body) {
+        let response: Response = match protocol::decode(&body) {
             Ok(response) => response,
             Err(error) => break ClientError::Protocol(error.to_string()),
         };
         if response.id == 0 {
-            // The host refused the connection as a whole (busy, auth, a bad
-            // frame): every waiting call gets that answer.
-            let error = into_result(response).err().unwrap_or_else(closed);
-            break error;
+            // The host speaks for the connection as a whole (a bad frame,
+            // say): every waiting call gets that answer.
+            break into_result(response).err().unwrap_or_else(closed);
         }
         let waiter = pending
             .lock()
@@ -606,13 +792,5 @@ where
             let _ = waiter.send(Ok(response));
         }
     };
-    let waiting = pending.lock().unwrap_or_else(|e| e.into_inner()).take();
-    let remote = ended.remote().cloned();
-    for (_, waiter) in waiting.into_iter().flatten() {
-        let error = match &remote {
-            Some(remote) => ClientError::Remote(Box::new(remote.clone())),
-            None => closed(),
-        };
-        let _ = waiter.send(Err(error));
-    }
+    fail_all(&pending, ended.remote());
 }

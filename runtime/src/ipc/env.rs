@@ -27,7 +27,7 @@ pub const ENV_BIN: &str = "GANGWAY_BIN";
 /// let vars: Vec<_> = child.get_envs().collect();
 /// assert!(vars.contains(&("GANGWAY_ENDPOINT".as_ref(), Some("unix:/tmp/gangway-x/s".as_ref()))));
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct SandboxEnv {
     endpoint: Endpoint,
     token: String,
@@ -113,6 +113,18 @@ impl SandboxEnv {
     }
 }
 
+// The token is a credential: keep it out of logs.
+impl std::fmt::Debug for SandboxEnv {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SandboxEnv")
+            .field("endpoint", &self.endpoint)
+            .field("token", &"<redacted>")
+            .field("client_bin", &self.client_bin)
+            .field("wrapper_dir", &self.wrapper_dir)
+            .finish()
+    }
+}
+
 /// A command whose environment [`SandboxEnv::apply`] can set.
 pub trait CommandEnv {
     /// Sets one variable.
@@ -143,21 +155,62 @@ impl CommandEnv for tokio::process::Command {
     }
 }
 
-/// The `gangway` client binary: `GANGWAY_BIN` if it names a file, else a
-/// `gangway` next to the current executable, else one on `PATH`.
+/// The `gangway` client binary: `GANGWAY_BIN` if it names an executable
+/// file, else a `gangway` next to the current executable, else one on
+/// `PATH`.
 pub fn locate_client_bin() -> Option<PathBuf> {
     if let Some(bin) = std::env::var_os(ENV_BIN).map(PathBuf::from)
-        && bin.is_file()
+        && is_executable(&bin)
     {
         return Some(bin);
     }
     let beside = std::env::current_exe()
         .ok()
         .and_then(|exe| exe.parent().map(|dir| dir.join("gangway")))
-        .filter(|path| path.is_file());
+        .filter(|path| is_executable(path));
     beside.or_else(|| {
         std::env::split_paths(&std::env::var_os("PATH")?)
             .map(|dir| dir.join("gangway"))
-            .find(|path| path.is_file())
+            .find(|path| is_executable(path))
     })
+}
+
+/// A regular file someone may execute (what `PATH` lookup accepts).
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path)
+        .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_output_never_shows_the_token() {
+        let env = SandboxEnv::new(
+            Endpoint::Unix("/tmp/s".into()),
+            "hunter2-hunter2-hunter2".into(),
+        );
+        let shown = format!("{env:?}");
+        assert!(!shown.contains("hunter2"), "{shown}");
+        assert!(
+            shown.contains("<redacted>") && shown.contains("/tmp/s"),
+            "{shown}"
+        );
+    }
+
+    #[test]
+    fn only_executable_files_count_as_the_client() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("gangway");
+        std::fs::write(&file, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+        assert!(!is_executable(&file));
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert!(is_executable(&file));
+        assert!(!is_executable(dir.path()));
+        assert!(!is_executable(&dir.path().join("missing")));
+    }
 }

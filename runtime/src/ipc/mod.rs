@@ -46,7 +46,7 @@ pub mod protocol;
 mod router;
 mod server;
 
-pub use argv::ArgvOutcome;
+pub use argv::{ArgvOutcome, ArgvPlan};
 pub use client::{AsyncIpcClient, ClientError, IpcClient, RemoteError};
 pub use command::{CommandError, CommandResult, IpcCommand, Reply};
 pub use env::{CommandEnv, ENV_BIN, ENV_ENDPOINT, ENV_TOKEN, SandboxEnv, locate_client_bin};

@@ -3,12 +3,22 @@
 //! a response matched to it by id.
 //!
 //! ```text
-//! request  {v: 1, id, token?, method, params? | argv?, stdin?}
-//! response {id, ok, result? | help? | error{kind, message, exit, argument?, suggestion?, data?}}
+//! hello    {v: 1, token}                       (first frame, at most 4 KiB)
+//! welcome  {v: 1, max_frame}                   (or a failed response, id 0)
+//! request  {id, method, params? | argv?, stdin?, stdin_ready?}
+//! response {id, ok, result? | help? | needs_stdin? | error{kind, message, exit, ...}}
 //! ```
 //!
-//! The first request on a connection carries the token; a connection whose
-//! first request does not is answered with an `auth` error and closed.
+//! A connection starts with a small hello carrying the token, within a few
+//! seconds; the server checks it before reading anything larger, answers
+//! with a welcome that publishes its frame limit, and only then reads
+//! requests. A wrong or missing token is answered with an `auth` error and
+//! the connection closed.
+//!
+//! Requests on one connection run concurrently and are answered as they
+//! finish, matched by id. Closing the connection (or only its sending half)
+//! cancels the calls still running on it: nobody is left to read their
+//! answers.
 
 use std::io::{self, Read, Write};
 
@@ -21,16 +31,42 @@ pub const VERSION: u32 = 1;
 /// The default largest frame: 16 MiB.
 pub const DEFAULT_MAX_FRAME: usize = 16 * 1024 * 1024;
 
+/// The largest hello frame: the server reads no more than this from a
+/// connection before it has checked the token.
+pub const MAX_HELLO_FRAME: usize = 4 * 1024;
+
+/// The first frame of a connection.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Hello {
+    /// The protocol version, [`VERSION`].
+    pub v: u32,
+    /// The server's token.
+    pub token: String,
+}
+
+impl std::fmt::Debug for Hello {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Hello")
+            .field("v", &self.v)
+            .field("token", &"<redacted>")
+            .finish()
+    }
+}
+
+/// The server's answer to a good hello.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Welcome {
+    /// The protocol version, [`VERSION`].
+    pub v: u32,
+    /// The largest frame the server reads and writes on this connection.
+    pub max_frame: u64,
+}
+
 /// A call from a client.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Request {
-    /// The protocol version, [`VERSION`].
-    pub v: u32,
-    /// Chosen by the client; the response carries it back.
+    /// Chosen by the client (never 0); the response carries it back.
     pub id: u64,
-    /// The connection's token, required on the first request.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub token: Option<String>,
     /// The command to call.
     pub method: String,
     /// MessagePack-encoded arguments, for a typed call.
@@ -42,6 +78,11 @@ pub struct Request {
     /// Piped standard input, with `argv`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stdin: Option<ByteBuf>,
+    /// With `argv` and no `stdin`: the client has piped standard input it
+    /// can send. The server answers `needs_stdin` when the command would
+    /// take it, so the client reads stdin only when it is used.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stdin_ready: bool,
 }
 
 /// The answer to one request.
@@ -57,6 +98,10 @@ pub struct Response {
     /// Help text, on success of an argv call that asked for it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub help: Option<String>,
+    /// The command takes piped standard input: send the request again with
+    /// it. No call was made.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub needs_stdin: bool,
     /// What went wrong, on failure.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<WireError>,
@@ -67,7 +112,8 @@ pub struct Response {
 pub struct WireError {
     /// A stable name: `unknown_method`, `usage`, `invalid_params`,
     /// `handler`, `panicked`, `encode`, or the server's own `auth`,
-    /// `protocol`, `frame_too_large`, `busy`, `timeout`, `shutting_down`.
+    /// `protocol`, `frame_too_large`, `response_too_large`, `busy`,
+    /// `timeout`.
     pub kind: String,
     /// For a person.
     pub message: String,
@@ -110,6 +156,7 @@ impl Response {
             ok: false,
             result: None,
             help: None,
+            needs_stdin: false,
             error: Some(error),
         }
     }
@@ -145,6 +192,21 @@ impl std::fmt::Display for FrameError {
 
 impl std::error::Error for FrameError {}
 
+/// Decodes a frame body, refusing nesting deeper than the protocol uses, so
+/// a hostile frame cannot exhaust the stack.
+///
+/// # Errors
+///
+/// The decoder's error.
+pub fn decode<'de, T: Deserialize<'de>>(body: &'de [u8]) -> Result<T, rmp_serde::decode::Error> {
+    let mut deserializer = rmp_serde::Deserializer::from_read_ref(body);
+    deserializer.set_max_depth(MAX_DEPTH);
+    T::deserialize(&mut deserializer)
+}
+
+/// How deeply a frame may nest (the protocol itself needs three levels).
+const MAX_DEPTH: usize = 16;
+
 /// Encodes a message as a frame body.
 pub fn encode<T: Serialize>(message: &T) -> Vec<u8> {
     // Structs as maps, so fields can be added without breaking older peers.
@@ -170,6 +232,9 @@ pub fn write_frame<W: Write>(writer: &mut W, body: &[u8]) -> io::Result<()> {
 
 /// Reads one frame body, or `None` at a clean end of the stream.
 ///
+/// The body's buffer grows as bytes arrive, so an announced length costs
+/// nothing until the bytes are there.
+///
 /// # Errors
 ///
 /// [`FrameError::TooLarge`] before reading a body over `max` (the body is
@@ -190,13 +255,14 @@ pub fn read_frame<R: Read>(reader: &mut R, max: usize) -> Result<Option<Vec<u8>>
     if len > max {
         return Err(FrameError::TooLarge { len, max });
     }
-    let mut body = vec![0u8; len];
-    reader
-        .read_exact(&mut body)
-        .map_err(|error| match error.kind() {
-            io::ErrorKind::UnexpectedEof => FrameError::Truncated,
-            _ => FrameError::Io(error),
-        })?;
+    let mut body = Vec::with_capacity(len.min(64 * 1024));
+    let read = reader
+        .take(len as u64)
+        .read_to_end(&mut body)
+        .map_err(FrameError::Io)?;
+    if read < len {
+        return Err(FrameError::Truncated);
+    }
     Ok(Some(body))
 }
 
@@ -221,19 +287,35 @@ where
             Err(error) => return Err(FrameError::Io(error)),
         }
     }
+    read_body_async(reader, head, max).await.map(Some)
+}
+
+/// The body of a frame whose length prefix `head` has been read.
+pub(crate) async fn read_body_async<R>(
+    reader: &mut R,
+    head: [u8; 4],
+    max: usize,
+) -> Result<Vec<u8>, FrameError>
+where
+    R: tokio::io::AsyncRead + Unpin,
+{
+    use tokio::io::AsyncReadExt;
     let len = u32::from_be_bytes(head) as usize;
     if len > max {
         return Err(FrameError::TooLarge { len, max });
     }
-    let mut body = vec![0u8; len];
-    reader
-        .read_exact(&mut body)
+    // Grown as the bytes arrive, so a large announced length costs nothing
+    // until it is sent.
+    let mut body = Vec::with_capacity(len.min(64 * 1024));
+    let read = reader
+        .take(len as u64)
+        .read_to_end(&mut body)
         .await
-        .map_err(|error| match error.kind() {
-            io::ErrorKind::UnexpectedEof => FrameError::Truncated,
-            _ => FrameError::Io(error),
-        })?;
-    Ok(Some(body))
+        .map_err(FrameError::Io)?;
+    if read < len {
+        return Err(FrameError::Truncated);
+    }
+    Ok(body)
 }
 
 /// The async twin of [`write_frame`].
@@ -287,17 +369,34 @@ mod tests {
     #[test]
     fn messages_are_maps_with_binary_payloads() {
         let request = Request {
-            v: VERSION,
             id: 7,
-            token: Some("t".into()),
             method: "m".into(),
             params: None,
             argv: Some(vec!["a".into()]),
             stdin: Some(ByteBuf::from(vec![0, 1])),
+            stdin_ready: false,
         };
         let body = encode(&request);
         assert_eq!(rmp_serde::from_slice::<Request>(&body).unwrap(), request);
         // The stdin bytes travel as MessagePack `bin`, not an integer array.
         assert!(body.windows(4).any(|w| w == [0xc4, 2, 0, 1]), "{body:?}");
+        assert_eq!(decode::<Request>(&body).unwrap(), request);
+    }
+
+    #[test]
+    fn deep_nesting_is_refused_not_a_stack_overflow() {
+        let mut body = vec![0x91u8; 100_000];
+        body.push(0xc0);
+        assert!(decode::<Request>(&body).is_err());
+        assert!(decode::<serde_json::Value>(&body).is_err());
+    }
+
+    #[test]
+    fn the_token_never_prints() {
+        let hello = Hello {
+            v: VERSION,
+            token: "s3cret".into(),
+        };
+        assert!(!format!("{hello:?}").contains("s3cret"));
     }
 }
