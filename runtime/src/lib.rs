@@ -36,8 +36,11 @@
 //! Modules:
 //! - [`ipc`]: the [`IpcCommand`](trait@IpcCommand) trait, the router and errors.
 //! - [`tool`]: schemas and the types that describe arguments.
+//! - [`stdio`]: JSON-RPC 2.0 over a child process's standard streams, for
+//!   local agents (ACP) and tool servers (MCP).
 
 pub mod ipc;
+pub mod stdio;
 pub mod tool;
 
 #[doc(hidden)]

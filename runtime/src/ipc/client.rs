@@ -369,12 +369,18 @@ impl IpcClient {
                 Stream::Tcp(stream)
             }
         };
-        protocol::write_frame(&mut stream, &hello(token)).map_err(ClientError::Io)?;
-        let body = match protocol::read_frame(&mut stream, protocol::MAX_HELLO_FRAME) {
-            Ok(Some(body)) => body,
-            Ok(None) => return Err(closed()),
-            Err(protocol::FrameError::Io(error)) => return Err(ClientError::Io(error)),
-            Err(error) => return Err(ClientError::Protocol(error.to_string())),
+        // A host turning us away may answer (busy) and close before the
+        // hello lands: read its answer even when the hello cannot be sent.
+        let sent = protocol::write_frame(&mut stream, &hello(token));
+        let body = match (
+            protocol::read_frame(&mut stream, protocol::MAX_HELLO_FRAME),
+            sent,
+        ) {
+            (Ok(Some(body)), _) => body,
+            (_, Err(error)) => return Err(ClientError::Io(error)),
+            (Ok(None), Ok(())) => return Err(closed()),
+            (Err(protocol::FrameError::Io(error)), Ok(())) => return Err(ClientError::Io(error)),
+            (Err(error), Ok(())) => return Err(ClientError::Protocol(error.to_string())),
         };
         let max_frame = welcome(&body)?;
         Ok(IpcClient {
@@ -632,14 +638,15 @@ impl AsyncIpcClient {
                 (Box::new(read), Box::new(write))
             }
         };
-        protocol::write_frame_async(&mut writer, &hello(token))
-            .await
-            .map_err(ClientError::Io)?;
-        let body = match protocol::read_frame_async(&mut reader, protocol::MAX_HELLO_FRAME).await {
-            Ok(Some(body)) => body,
-            Ok(None) => return Err(closed()),
-            Err(protocol::FrameError::Io(error)) => return Err(ClientError::Io(error)),
-            Err(error) => return Err(ClientError::Protocol(error.to_string())),
+        // As in the blocking client: a refusal may come before the hello.
+        let sent = protocol::write_frame_async(&mut writer, &hello(token)).await;
+        let answer = protocol::read_frame_async(&mut reader, protocol::MAX_HELLO_FRAME).await;
+        let body = match (answer, sent) {
+            (Ok(Some(body)), _) => body,
+            (_, Err(error)) => return Err(ClientError::Io(error)),
+            (Ok(None), Ok(())) => return Err(closed()),
+            (Err(protocol::FrameError::Io(error)), Ok(())) => return Err(ClientError::Io(error)),
+            (Err(error), Ok(())) => return Err(ClientError::Protocol(error.to_string())),
         };
         let max_frame = welcome(&body)?;
         let pending: Arc<Mutex<Option<Pending>>> = Arc::new(Mutex::new(Some(HashMap::new())));

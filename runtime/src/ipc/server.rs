@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use serde_bytes::ByteBuf;
 use subtle::ConstantTimeEq;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -70,6 +70,8 @@ impl FromStr for Endpoint {
 const MIN_TOKEN_LEN: usize = 16;
 /// The longest token accepted: the hello carrying it must stay small.
 const MAX_TOKEN_LEN: usize = 1024;
+/// How long a connection turned away as busy is given to read why.
+const BUSY_GRACE: Duration = Duration::from_secs(1);
 /// The most calls one connection may have in flight.
 const MAX_IN_FLIGHT: usize = 65_536;
 
@@ -554,7 +556,7 @@ async fn accept_failed() {
 }
 
 /// Serves a connection, or turns it away when the server is full.
-fn admit<R, W>(reader: R, mut writer: W, shared: &Arc<Shared>)
+fn admit<R, W>(mut reader: R, mut writer: W, shared: &Arc<Shared>)
 where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
@@ -573,7 +575,6 @@ where
             });
         }
         Err(_) => {
-            let timeout = shared.io_timeout;
             tracker.spawn(async move {
                 let error = WireError::server(
                     "busy",
@@ -581,9 +582,23 @@ where
                     EXIT_UNAVAILABLE,
                 );
                 let body = protocol::encode(&Response::failure(0, error));
-                let _ =
-                    tokio::time::timeout(timeout, protocol::write_frame_async(&mut writer, &body))
-                        .await;
+                // A second at most: say why, end our side, and take in the
+                // hello so closing does not reset the connection (over TCP
+                // a reset can destroy the answer before it is read).
+                let _ = tokio::time::timeout(BUSY_GRACE, async {
+                    protocol::write_frame_async(&mut writer, &body).await?;
+                    writer.shutdown().await?;
+                    let mut sink = [0u8; 1024];
+                    let mut taken = 0;
+                    while taken < protocol::MAX_HELLO_FRAME {
+                        match reader.read(&mut sink).await? {
+                            0 => break,
+                            n => taken += n,
+                        }
+                    }
+                    Ok::<_, io::Error>(())
+                })
+                .await;
             });
         }
     }
