@@ -2,6 +2,10 @@
 //! (`tests/peers/stdio_peer.rs`) for every misbehaviour, and the Python
 //! ACP and MCP SDKs as real peers.
 
+mod support;
+
+use support::runtime;
+
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -12,14 +16,6 @@ use gangway::stdio::{
 use serde_json::{Value, json};
 
 const PEER: &str = env!("CARGO_BIN_EXE_stdio-peer");
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
 
 fn peer(options: StdioBuilder, args: &[&str]) -> StdioTransport {
     let mut command = tokio::process::Command::new(PEER);

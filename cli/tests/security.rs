@@ -542,30 +542,9 @@ fn a_typed_client_gets_typed_responses_and_errors() {
 fn commands_work_inside_bwrap_without_a_network() {
     require(&["bwrap"]);
     let host = Host::start();
-    let socket_dir = socket_path(&host).parent().unwrap().to_path_buf();
-    let socket_dir = socket_dir.to_str().unwrap();
-    let wrappers = host.wrappers.path().to_str().unwrap();
-    let mut command = Command::new("bwrap");
-    command.args([
-        "--ro-bind",
-        "/",
-        "/",
-        "--dev",
-        "/dev",
-        "--proc",
-        "/proc",
-        "--tmpfs",
-        "/tmp",
-        "--bind",
-        socket_dir,
-        socket_dir,
-        "--ro-bind",
-        wrappers,
-        wrappers,
-        "--unshare-net",
-        "--unshare-pid",
-        "--die-with-parent",
-        "--",
+    let prefix = host.bwrap_prefix();
+    let mut command = Command::new(&prefix[0]);
+    command.args(&prefix[1..]).args([
         "sh",
         "-c",
         // No network inside: only loopback, and it is down or alone.

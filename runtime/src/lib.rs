@@ -38,10 +38,15 @@
 //! - [`tool`]: schemas and the types that describe arguments.
 //! - [`stdio`]: JSON-RPC 2.0 over a child process's standard streams, for
 //!   local agents (ACP) and tool servers (MCP).
+//! - [`controller`]: starting, supervising and stopping commands, shells
+//!   and agents, sandboxed or not.
 
+pub mod controller;
 pub mod ipc;
 pub mod stdio;
 pub mod tool;
+
+mod process_tree;
 
 #[doc(hidden)]
 #[path = "private.rs"]

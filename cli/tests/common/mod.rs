@@ -280,6 +280,46 @@ impl Host {
         self.server.as_ref().unwrap().sandbox_env()
     }
 
+    /// A `bwrap` argv prefix (through `--`) for a sandbox that reaches this
+    /// host: a read-only root, a private /tmp, no network, its own pids,
+    /// and the socket directory, wrappers and client binary bound in.
+    pub fn bwrap_prefix(&self) -> Vec<String> {
+        let socket = match self.env().endpoint() {
+            gangway::ipc::Endpoint::Unix(path) => path.clone(),
+            other => panic!("not a Unix socket: {other}"),
+        };
+        let text = |path: &Path| path.to_str().unwrap().to_owned();
+        let socket_dir = text(socket.parent().unwrap());
+        let wrappers = text(self.wrappers.path());
+        // `--tmpfs /tmp` would hide the client when the build is under /tmp.
+        let client_dir = text(Path::new(GANGWAY).parent().unwrap());
+        let mut argv: Vec<String> = [
+            "bwrap",
+            "--ro-bind",
+            "/",
+            "/",
+            "--dev",
+            "/dev",
+            "--proc",
+            "/proc",
+            "--tmpfs",
+            "/tmp",
+        ]
+        .map(str::to_owned)
+        .to_vec();
+        for (flag, dir) in [
+            ("--bind", socket_dir),
+            ("--ro-bind", wrappers),
+            ("--ro-bind", client_dir),
+        ] {
+            argv.extend([flag.to_owned(), dir.clone(), dir]);
+        }
+        argv.extend(
+            ["--unshare-net", "--unshare-pid", "--die-with-parent", "--"].map(str::to_owned),
+        );
+        argv
+    }
+
     pub fn wrapper(&self, name: &str) -> PathBuf {
         self.wrappers.path().join(name)
     }

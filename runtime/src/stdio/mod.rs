@@ -39,10 +39,10 @@
 //! - Incoming requests go to an async handler, run concurrently (bounded),
 //!   whose value or error is sent back; or to the notification handler,
 //!   which answers with [`respond`](StdioTransport::respond).
-//! - A spawned peer runs in its own process group; dropping the transport
-//!   kills the group, and the child is reaped (by the transport's task, so
-//!   while the runtime runs). What the peer leaves in its group when it
-//!   exits is killed too.
+//! - A spawned peer leads its own session; dropping the transport kills
+//!   every process group in it, and the child is reaped (by the
+//!   transport's task, so while the runtime runs). What the peer leaves in
+//!   its session when it exits is killed too.
 
 mod error;
 mod lines;
@@ -190,8 +190,9 @@ impl StdioBuilder {
         self
     }
 
-    /// Starts `command` in its own process group with piped standard
-    /// streams, and talks to it. Call it within a tokio runtime.
+    /// Starts `command` as the leader of its own session (so its own
+    /// process group too) with piped standard streams, and talks to it.
+    /// Call it within a tokio runtime.
     ///
     /// # Errors
     ///
@@ -208,8 +209,8 @@ impl StdioBuilder {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .process_group(0)
             .kill_on_drop(true);
+        crate::process_tree::start_own_session(&mut command);
         let program = command
             .as_std()
             .get_program()
@@ -981,6 +982,28 @@ impl StdioTransport {
     /// Whether the peer is gone.
     pub fn is_closed(&self) -> bool {
         self.shared.closed.is_cancelled()
+    }
+
+    /// Waits until the peer process has ended, and says how (at once,
+    /// [`ExitOutcome::NoProcess`], for a transport without one).
+    pub async fn exited(&self) -> ExitOutcome {
+        if self.shared.pid.is_none() {
+            return ExitOutcome::NoProcess;
+        }
+        let mut exit = self.shared.exit.subscribe();
+        match exit.wait_for(Option::is_some).await {
+            Ok(outcome) => outcome.unwrap_or(ExitOutcome::Killed),
+            Err(_) => ExitOutcome::Killed,
+        }
+    }
+
+    /// Sends `signal` to the peer (its process group when it leads one).
+    pub(crate) fn signal_peer(&self, signal: Signal) {
+        if let Some(pid) = self.shared.pid
+            && self.shared.exit.borrow().is_none()
+        {
+            process::signal_peer(pid, signal);
+        }
     }
 
     /// The last of the peer's standard error.

@@ -46,10 +46,15 @@ impl std::fmt::Display for ExitOutcome {
     }
 }
 
-/// Sends `signal` to the peer's whole process group when it leads one of
-/// its own, else to the peer alone (never to this process's own group).
+/// Sends `signal` to everything the peer started when it leads a session
+/// of its own (as a spawned peer does), else to its process group when it
+/// leads one, else to the peer alone; never to this process's own group.
 pub(crate) fn signal_peer(pid: u32, signal: Signal) {
     let Ok(raw) = i32::try_from(pid) else { return };
+    if crate::process_tree::leads_session(pid) {
+        crate::process_tree::signal_session(pid, signal);
+        return;
+    }
     let pid = Pid::from_raw(raw);
     match getpgid(Some(pid)) {
         Ok(group) if group == pid && group != getpgrp() => {
@@ -58,8 +63,10 @@ pub(crate) fn signal_peer(pid: u32, signal: Signal) {
         Ok(_) => {
             let _ = kill(pid, signal);
         }
-        // Already reaped: its group may live on in its children.
+        // Already reaped: its session, or its group, may live on in its
+        // children.
         Err(_) => {
+            crate::process_tree::signal_session(raw.unsigned_abs(), signal);
             if pid != getpgrp() {
                 let _ = killpg(pid, signal);
             }

@@ -1,0 +1,56 @@
+//! A sandboxed shell under a controller: `sh` inside bubblewrap on a
+//! terminal, with a live host's `SandboxEnv`, calls a generated wrapper and
+//! the answer reaches the controller's subscriber.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{Host, require};
+use gangway::controller::{
+    Controller, ControllerInput, LaunchSpec, OutputEvent, ShellController, StopOutcome,
+};
+
+#[test]
+#[ignore = "needs bubblewrap"]
+fn a_shell_in_bwrap_calls_the_host_through_its_wrappers() {
+    require(&["bwrap"]);
+    let host = Host::start();
+    let env = host.env();
+    let spec = LaunchSpec::new("sh")
+        .env("PS1", "sandbox$ ")
+        .prefix(host.bwrap_prefix())
+        .sandbox_env(&env);
+    host.runtime.block_on(async {
+        let shell = ShellController::new("sandboxed", spec);
+        let mut events = shell.subscribe();
+        shell.start(Default::default(), None, false).unwrap();
+        shell
+            .send_input(
+                ControllerInput::data("search --verbose from-the-sandbox; echo done-$((6*7))\n"),
+                None,
+            )
+            .unwrap();
+        let mut seen = String::new();
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+        while !seen.contains("done-42") {
+            match tokio::time::timeout_at(deadline, events.recv()).await {
+                Ok(Some(OutputEvent::Output { data, .. })) => {
+                    seen.push_str(&String::from_utf8_lossy(&data));
+                }
+                other => panic!("{other:?} before the answer; so far: {seen}"),
+            }
+        }
+        assert!(
+            seen.contains(r#""query":"from-the-sandbox""#) && seen.contains(r#""verbose":true"#),
+            "the host's answer reached the subscriber: {seen}"
+        );
+        let outcome = shell
+            .shutdown(Instant::now() + Duration::from_secs(10))
+            .await;
+        assert!(
+            matches!(outcome, StopOutcome::Stopped | StopOutcome::Exited(_)),
+            "{outcome:?}"
+        );
+    });
+}

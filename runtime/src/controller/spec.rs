@@ -1,0 +1,201 @@
+//! What to run: the program, its arguments and environment, and how it is
+//! wrapped (a sandbox prefix, the host's [`SandboxEnv`]).
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::ipc::SandboxEnv;
+
+/// What a controller runs, kept so that a forced
+/// [`start`](super::Controller::start) can run it again.
+///
+/// ```
+/// use gangway::controller::LaunchSpec;
+///
+/// let spec = LaunchSpec::new("python3")
+///     .args(["-m", "http.server"])
+///     .env("PYTHONUNBUFFERED", "1")
+///     .cwd("/srv")
+///     .prefix(["bwrap", "--ro-bind", "/", "/", "--unshare-net", "--"]);
+/// assert_eq!(spec.argv()[0], "bwrap");
+/// assert_eq!(spec.argv().last().unwrap(), "http.server");
+/// ```
+#[derive(Debug, Clone)]
+#[must_use]
+pub struct LaunchSpec {
+    program: OsString,
+    args: Vec<OsString>,
+    env: Vec<(OsString, OsString)>,
+    cwd: Option<PathBuf>,
+    sandbox: Option<SandboxEnv>,
+    prefix: Vec<OsString>,
+    stop_grace: Duration,
+    output_tail: usize,
+}
+
+impl LaunchSpec {
+    /// Runs `program` (looked up on `PATH`).
+    pub fn new(program: impl Into<OsString>) -> Self {
+        LaunchSpec {
+            program: program.into(),
+            args: Vec::new(),
+            env: Vec::new(),
+            cwd: None,
+            sandbox: None,
+            prefix: Vec::new(),
+            stop_grace: Duration::from_secs(5),
+            output_tail: 256 * 1024,
+        }
+    }
+
+    /// Adds one argument.
+    pub fn arg(mut self, arg: impl Into<OsString>) -> Self {
+        self.args.push(arg.into());
+        self
+    }
+
+    /// Adds arguments.
+    pub fn args<I, S>(mut self, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<OsString>,
+    {
+        self.args.extend(args.into_iter().map(Into::into));
+        self
+    }
+
+    /// Sets an environment variable (on top of the host's environment).
+    pub fn env(mut self, key: impl Into<OsString>, value: impl Into<OsString>) -> Self {
+        self.env.push((key.into(), value.into()));
+        self
+    }
+
+    /// The working directory.
+    pub fn cwd(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.cwd = Some(dir.into());
+        self
+    }
+
+    /// Gives the process what it needs to reach an
+    /// [`IpcServer`](crate::ipc::IpcServer): endpoint, token, client binary,
+    /// and the wrapper directory first on `PATH`.
+    pub fn sandbox_env(mut self, env: &SandboxEnv) -> Self {
+        self.sandbox = Some(env.clone());
+        self
+    }
+
+    /// Runs the program under this argv prefix (say `bwrap ... --`): the
+    /// prefix's first word is what is executed, the program and its
+    /// arguments follow the prefix.
+    pub fn prefix<I, S>(mut self, prefix: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<OsString>,
+    {
+        self.prefix = prefix.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// How long a graceful [`stop`](super::Controller::stop) waits before
+    /// killing (5 seconds by default).
+    pub fn stop_grace(mut self, grace: Duration) -> Self {
+        self.stop_grace = grace;
+        self
+    }
+
+    /// How much recent output the controller keeps (256 KiB by default).
+    pub fn output_tail(mut self, bytes: usize) -> Self {
+        self.output_tail = bytes;
+        self
+    }
+
+    /// The whole command line: the prefix, the program, its arguments.
+    pub fn argv(&self) -> Vec<OsString> {
+        let mut argv = self.prefix.clone();
+        argv.push(self.program.clone());
+        argv.extend(self.args.iter().cloned());
+        argv
+    }
+
+    /// The variables set on the process: the spec's own, then the sandbox
+    /// environment's (with `PATH` led by the wrapper directory, built on the
+    /// spec's `PATH` if it sets one, else the host's).
+    pub fn env_vars(&self) -> Vec<(OsString, OsString)> {
+        let mut vars = self.env.clone();
+        if let Some(sandbox) = &self.sandbox {
+            let own_path = self
+                .env
+                .iter()
+                .rev()
+                .find(|(key, _)| key == "PATH")
+                .map(|(_, value)| value.clone());
+            let inherited = own_path.or_else(|| std::env::var_os("PATH"));
+            for (key, value) in sandbox.vars(inherited.as_deref()) {
+                vars.push((OsString::from(key), value));
+            }
+        }
+        vars
+    }
+
+    pub(crate) fn working_dir(&self) -> Option<&PathBuf> {
+        self.cwd.as_ref()
+    }
+
+    pub(crate) fn grace(&self) -> Duration {
+        self.stop_grace
+    }
+
+    pub(crate) fn tail_bytes(&self) -> usize {
+        self.output_tail
+    }
+
+    /// The executable's name, for errors.
+    pub(crate) fn shown_program(&self) -> String {
+        self.argv()
+            .first()
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    }
+
+    /// A tokio command for this spec, with nothing about its stdio set.
+    pub(crate) fn command(&self) -> tokio::process::Command {
+        let argv = self.argv();
+        let mut command = tokio::process::Command::new(&argv[0]);
+        command.args(&argv[1..]);
+        for (key, value) in self.env_vars() {
+            command.env(key, value);
+        }
+        if let Some(dir) = &self.cwd {
+            command.current_dir(dir);
+        }
+        command
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ipc::Endpoint;
+
+    #[test]
+    fn the_sandbox_path_leads_with_the_wrappers_on_the_specs_own_path() {
+        let sandbox = SandboxEnv::new(Endpoint::Unix("/tmp/s".into()), "0123456789abcdef".into())
+            .with_wrapper_dir(Some("/opt/wrappers".into()));
+        let spec = LaunchSpec::new("sh")
+            .env("PATH", "/usr/bin:/bin")
+            .sandbox_env(&sandbox);
+        let vars = spec.env_vars();
+        let path = vars
+            .iter()
+            .rev()
+            .find(|(k, _)| k == "PATH")
+            .map(|(_, v)| v.clone())
+            .unwrap();
+        assert_eq!(path, "/opt/wrappers:/usr/bin:/bin");
+        assert!(
+            vars.iter()
+                .any(|(k, v)| k == "GANGWAY_ENDPOINT" && v == "unix:/tmp/s")
+        );
+    }
+}

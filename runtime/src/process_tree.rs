@@ -1,0 +1,78 @@
+//! Finding and signalling everything a supervised process started: its
+//! session, every process group in it, read from `/proc`.
+//!
+//! A peer is started as the leader of a new session, so jobs that move to
+//! process groups of their own (`timeout`, shells with job control) are
+//! still found; only a process that starts a session of its own leaves.
+
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::{Pid, getpgrp, getsid};
+
+/// Makes the child the leader of a new session (and process group) before
+/// it runs.
+pub(crate) fn start_own_session(command: &mut tokio::process::Command) {
+    // SAFETY: `setsid` is async-signal-safe and touches no memory of the
+    // parent: it may run between fork and exec.
+    unsafe {
+        command.pre_exec(|| {
+            nix::unistd::setsid()
+                .map(drop)
+                .map_err(std::io::Error::from)
+        });
+    }
+}
+
+/// The process groups of the live processes in session `sid`.
+pub(crate) fn session_groups(sid: i32) -> Vec<Pid> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut groups: Vec<Pid> = entries
+        .flatten()
+        .filter_map(|entry| {
+            let pid: i32 = entry.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            // After the command name (which may hold anything): state,
+            // parent, group, session.
+            let fields: Vec<&str> = stat[stat.rfind(')')? + 2..].split_whitespace().collect();
+            let (state, group, session) = (fields.first()?, fields.get(2)?, fields.get(3)?);
+            (*state != "Z" && session.parse::<i32>().ok()? == sid)
+                .then(|| group.parse().ok().map(Pid::from_raw))
+                .flatten()
+        })
+        .collect();
+    groups.sort();
+    groups.dedup();
+    groups
+}
+
+/// Sends `signal` to every process group of session `sid` (for SIGKILL,
+/// again until none is left, as a job may be forking while we look).
+/// Never to this process's own group or session.
+pub(crate) fn signal_session(sid: u32, signal: Signal) {
+    let Ok(sid) = i32::try_from(sid) else { return };
+    if sid <= 1 || getsid(None).ok() == Some(Pid::from_raw(sid)) {
+        return;
+    }
+    let own_group = getpgrp();
+    for _ in 0..8 {
+        let groups = session_groups(sid);
+        if groups.is_empty() {
+            break;
+        }
+        for group in groups.into_iter().filter(|g| *g != own_group) {
+            let _ = killpg(group, signal);
+        }
+        if signal != Signal::SIGKILL {
+            break;
+        }
+    }
+}
+
+/// Whether `pid` leads its own session.
+pub(crate) fn leads_session(pid: u32) -> bool {
+    i32::try_from(pid)
+        .ok()
+        .map(Pid::from_raw)
+        .is_some_and(|pid| getsid(Some(pid)).ok() == Some(pid))
+}
