@@ -776,7 +776,11 @@ fn an_acp_agent_takes_prompts_as_turns_and_asks_the_handler() {
             .await;
         assert_eq!(outcome, StopOutcome::Exited(0));
         let status = agent.get_runtime_status();
-        assert_eq!((status.status, status.exit_code), (Status::Done, Some(0)));
+        assert_eq!(
+            (status.status, status.exit_code),
+            (Status::Done, Some(0)),
+            "{status:?}"
+        );
     });
 }
 
@@ -814,5 +818,109 @@ fn an_agent_shut_down_with_prompts_queued_starts_none_of_them() {
             tail.contains("permission: cancelled"),
             "the waiting permission request was answered cancelled: {tail}"
         );
+    });
+}
+
+/// Whether this process has received SIGUSR1 (the handler below sets it).
+static GOT_USR1: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+extern "C" fn note_usr1(_: nix::libc::c_int) {
+    GOT_USR1.store(true, std::sync::atomic::Ordering::SeqCst);
+}
+
+#[test]
+fn signals_for_a_shell_whose_leader_is_gone_never_reach_the_host() {
+    use nix::sys::signal::{SaFlags, SigAction, SigHandler, SigSet, Signal, sigaction};
+    // SAFETY: the handler only stores to an atomic.
+    unsafe {
+        sigaction(
+            Signal::SIGUSR1,
+            &SigAction::new(
+                SigHandler::Handler(note_usr1),
+                SaFlags::empty(),
+                SigSet::empty(),
+            ),
+        )
+        .unwrap();
+    }
+    runtime().block_on(async {
+        // The leader exits while a process in a session of its own keeps the
+        // terminal open: the terminal then has no foreground group.
+        let shell = ShellController::new(
+            "gone",
+            sh("trap '' USR1; echo ignoring; setsid sleep 2 & sleep 0.3; exit 0"),
+        );
+        let mut events = shell.subscribe();
+        shell.start(no_meta(), None, false).unwrap();
+        until_text(&mut events, "ignoring", &mut String::new()).await;
+        drop(events);
+        let until = Instant::now() + Duration::from_millis(1500);
+        let mut seq = 1;
+        while Instant::now() < until {
+            let _ = shell.send_input(ControllerInput::signal("USR1"), Some(seq));
+            let _ = shell.send_input(ControllerInput::signal("USR1"), None);
+            seq += 1;
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let status = shell.get_runtime_status();
+        assert_eq!(
+            (status.status, status.exit_code),
+            (Status::Done, Some(0)),
+            "{status:?}"
+        );
+    });
+    assert!(
+        !GOT_USR1.load(std::sync::atomic::Ordering::SeqCst),
+        "a signal meant for the shell reached the host"
+    );
+}
+
+#[test]
+fn sequenced_input_refused_for_lack_of_room_is_kept_for_the_retry() {
+    runtime().block_on(async {
+        // Reads nothing for a second, then echoes everything.
+        let slow = SubprocessController::new("slow", sh("sleep 1; cat"));
+        let mut events = slow.subscribe();
+        slow.start(no_meta(), None, false).unwrap();
+        // Fill the pipe and the input queue.
+        let chunk = "f".repeat(1024);
+        let mut queued = 0usize;
+        while slow
+            .send_input(ControllerInput::data(chunk.clone()), None)
+            .is_ok()
+        {
+            queued += 1;
+        }
+        // 2 to 5 wait for 1, which finds no room.
+        for seq in 2..=5u64 {
+            slow.send_input(ControllerInput::data(format!("<{seq}>")), Some(seq))
+                .unwrap();
+        }
+        let err = slow
+            .send_input(ControllerInput::data("<1>"), Some(1))
+            .unwrap_err();
+        assert!(
+            matches!(err, ControllerError::InputBacklogFull { .. }),
+            "{err}"
+        );
+        // Once `cat` reads, the same number goes through, and 2 to 5 follow.
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while let Err(err) = slow.send_input(ControllerInput::data("<1>"), Some(1)) {
+            assert!(
+                matches!(err, ControllerError::InputBacklogFull { .. }),
+                "{err}"
+            );
+            assert!(Instant::now() < deadline, "no room came");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let mut seen = String::new();
+        until_text(&mut events, "<5>", &mut seen).await;
+        assert_eq!(seen.matches(&chunk).count(), queued, "every chunk arrived");
+        assert!(
+            seen.ends_with("<1><2><3><4><5>"),
+            "{}",
+            &seen[seen.len() - 40..]
+        );
+        slow.stop(false, "done").unwrap();
     });
 }

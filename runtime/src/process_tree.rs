@@ -9,15 +9,15 @@ use nix::sys::signal::{Signal, killpg};
 use nix::unistd::{Pid, getpgrp, getsid};
 
 /// Makes the child the leader of a new session (and process group) before
-/// it runs.
+/// it runs. When it cannot be (a command already set to lead a process
+/// group), it runs as it is; signalling then falls back to its group.
 pub(crate) fn start_own_session(command: &mut tokio::process::Command) {
     // SAFETY: `setsid` is async-signal-safe and touches no memory of the
     // parent: it may run between fork and exec.
     unsafe {
         command.pre_exec(|| {
-            nix::unistd::setsid()
-                .map(drop)
-                .map_err(std::io::Error::from)
+            let _ = nix::unistd::setsid();
+            Ok(())
         });
     }
 }

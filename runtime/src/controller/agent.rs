@@ -408,6 +408,12 @@ async fn run_turns(
             return;
         }
         let turn = agent.tracker.begin(provenance);
+        if closing.is_cancelled() {
+            // Stopped between the check and the start: nobody would cancel
+            // this turn, so it does not begin.
+            agent.tracker.end(turn, None);
+            return;
+        }
         let answer = transport
             .call_with_timeout(
                 "session/prompt",
@@ -520,9 +526,15 @@ impl Controller for AgentController {
         };
         let first = run.sequencer.next();
         let ready = run.sequencer.accept(input, seq, &self.inner.id)?;
-        // Room for every prompt first, so none is lost half way.
+        // Room for every prompt first, so none is lost half way. (Signals
+        // need none: they still act while the agent is stopping.)
         let prompts = ready.iter().filter(|input| input.data.is_some()).count();
-        let mut room = match run.prompts.try_reserve_many(prompts) {
+        let reserved = if prompts == 0 {
+            None
+        } else {
+            Some(run.prompts.try_reserve_many(prompts))
+        };
+        let mut room = match reserved.transpose() {
             Ok(room) => room,
             Err(error) => {
                 if seq.is_some() {
@@ -544,7 +556,8 @@ impl Controller for AgentController {
                     run.transport.signal_peer(signal);
                 }
             }
-            if let (Some(data), Some(permit)) = (input.data, room.next()) {
+            if let (Some(data), Some(permit)) = (input.data, room.as_mut().and_then(Iterator::next))
+            {
                 let text = String::from_utf8_lossy(&data).into_owned();
                 permit.send((text, TurnProvenance::User));
             }

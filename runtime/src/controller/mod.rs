@@ -288,8 +288,8 @@ pub trait Controller: Send + Sync {
     /// name, a terminal size, or the end of input. With `seq`, inputs are
     /// applied in `seq` order (from 1 for each process started),
     /// out-of-order ones held back, and a signal in turn with the data
-    /// around it; without, at once (a signal even while the process is not
-    /// reading its input).
+    /// around it; without, at once (a command's signal even while it is
+    /// not reading its input; a shell's in order with its input, as keys).
     ///
     /// # Errors
     ///

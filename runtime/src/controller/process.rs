@@ -8,6 +8,7 @@
 
 use std::collections::HashMap;
 use std::os::fd::{AsFd, OwnedFd};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -77,18 +78,18 @@ struct Run {
     /// A stop was asked for: a plain `start` replaces it rather than
     /// finding it running.
     stopping: bool,
-    /// Reaped: its pid may belong to someone else now.
-    reaped: bool,
     /// Leave what it started alone when it ends (a replace).
     spare_leftovers: bool,
-    /// A handle on the terminal, to find its foreground job.
-    terminal: Option<OwnedFd>,
+    /// Set once the process is reaped; the writer then sends no signals.
+    ended: Arc<AtomicBool>,
+    /// The runtime it was started on, for its timers.
+    handle: Handle,
 }
 
 impl Run {
     /// Signals everything the process started, unless it is already reaped.
     fn signal(&self, signal: Signal) {
-        if !self.reaped {
+        if !self.ended.load(Ordering::Acquire) {
             signal_session(self.pid, signal);
         }
     }
@@ -143,8 +144,12 @@ impl ProcessCore {
         self.kind.name()
     }
 
+    /// Whether run `generation` is still the running one.
     fn is_current(&self, generation: u64) -> bool {
-        self.lock().generation == generation
+        self.lock()
+            .run
+            .as_ref()
+            .is_some_and(|run| run.generation == generation)
     }
 
     pub(crate) fn start(
@@ -180,9 +185,9 @@ impl ProcessCore {
             exited: exit_rx,
             after_exit: Status::Done,
             stopping: false,
-            reaped: false,
             spare_leftovers: false,
-            terminal: spawned.terminal,
+            ended: spawned.ended,
+            handle: handle.clone(),
         };
         state.begin(generation, run, block_meta);
         tokio::spawn(watch_exit(
@@ -216,8 +221,8 @@ impl ProcessCore {
         let generation = run.generation;
         let grace = self.spec.grace();
         let core = self.clone();
-        if let Some(handle) = self.handle() {
-            handle.spawn(async move {
+        {
+            run.handle.spawn(async move {
                 tokio::time::sleep(grace).await;
                 let state = core.lock();
                 if let Some(run) = state.run.as_ref().filter(|r| r.generation == generation) {
@@ -239,7 +244,7 @@ impl ProcessCore {
         run.after_exit = target;
         run.stopping = true;
         run.spare_leftovers = true;
-        if !run.reaped
+        if !run.ended.load(Ordering::Acquire)
             && let Ok(pid) = i32::try_from(run.pid)
         {
             let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
@@ -276,17 +281,21 @@ impl ProcessCore {
         let first = run.sequencer.next();
         let ready = match seq {
             Some(seq) => run.sequencer.accept(input, Some(seq), &self.id)?,
+            // A terminal takes everything in order (its signals are keys);
+            // a command's unsequenced signal acts at once, even while it is
+            // not reading its input, once the rest has found room.
+            None if self.kind == Kind::Shell => return self.queue(run, self.ops(input)?),
             None => {
-                // Unsequenced: a signal acts at once, even while the process
-                // is not reading its input.
-                if let Some(signal) = input.parsed_signal()? {
-                    self.deliver(run, signal);
-                }
+                let signal = input.parsed_signal()?;
                 let ops = self.ops(ControllerInput {
                     signal: None,
                     ..input
                 })?;
-                return self.queue(run, ops);
+                self.queue(run, ops)?;
+                if let Some(signal) = signal {
+                    run.signal(signal);
+                }
+                return Ok(());
             }
         };
         let mut ops = Vec::new();
@@ -342,24 +351,6 @@ impl ProcessCore {
             permit.send(op);
         }
         Ok(())
-    }
-
-    /// Delivers a signal now: to a terminal's foreground job, as its keys
-    /// would; otherwise to the whole session.
-    fn deliver(&self, run: &Run, signal: Signal) {
-        if run.reaped {
-            return;
-        }
-        match run
-            .terminal
-            .as_ref()
-            .and_then(|t| nix::unistd::tcgetpgrp(t.as_fd()).ok())
-        {
-            Some(group) => {
-                let _ = killpg(group, signal);
-            }
-            None => run.signal(signal),
-        }
     }
 
     pub(crate) fn shutdown(self: &Arc<Self>, deadline: Instant) -> ShutdownFuture {
@@ -522,7 +513,7 @@ struct Spawned {
     child: tokio::process::Child,
     writer: mpsc::Sender<WriterOp>,
     readers: Vec<JoinHandle<()>>,
-    terminal: Option<OwnedFd>,
+    ended: Arc<AtomicBool>,
 }
 
 fn spawn_error(spec: &LaunchSpec, source: std::io::Error) -> ControllerError {
@@ -567,7 +558,8 @@ fn spawn_command(
     let stdout = child.stdout.take().ok_or_else(missing)?;
     let stderr = child.stderr.take().ok_or_else(missing)?;
     let (writer, ops) = mpsc::channel(WRITE_BACKLOG);
-    tokio::spawn(write_input(Some(stdin), ops, pid, None));
+    let ended = Arc::new(AtomicBool::new(false));
+    tokio::spawn(write_input(Some(stdin), ops, pid, None, ended.clone()));
     let readers = vec![
         tokio::spawn(read_output(
             stdout,
@@ -587,7 +579,7 @@ fn spawn_command(
         child,
         writer,
         readers,
-        terminal: None,
+        ended,
     })
 }
 
@@ -625,14 +617,13 @@ fn spawn_shell(
     let pid = pid_of(&child, spec)?;
     let (read, write) = pty.into_split();
     let (writer, ops) = mpsc::channel(WRITE_BACKLOG);
-    let for_writer = terminal
-        .try_clone()
-        .map_err(|e| ControllerError::Pty(e.to_string()))?;
+    let ended = Arc::new(AtomicBool::new(false));
     tokio::spawn(write_input(
         Some(Terminal(write)),
         ops,
         pid,
-        Some(for_writer),
+        Some(terminal),
+        ended.clone(),
     ));
     let readers = vec![tokio::spawn(read_output(
         read,
@@ -645,7 +636,7 @@ fn spawn_shell(
         child,
         writer,
         readers,
-        terminal: Some(terminal),
+        ended,
     })
 }
 
@@ -712,8 +703,13 @@ async fn write_input<W: Input>(
     mut ops: mpsc::Receiver<WriterOp>,
     pid: u32,
     terminal: Option<OwnedFd>,
+    ended: Arc<AtomicBool>,
 ) {
     while let Some(op) = ops.recv().await {
+        if matches!(op, WriterOp::Signal(_)) && ended.load(Ordering::Acquire) {
+            // Reaped: its pid and groups may be someone else's now.
+            continue;
+        }
         let done = match (op, writer.as_mut()) {
             (WriterOp::Signal(signal), Some(input))
                 if let Some(key) = terminal.as_ref().and_then(|t| signal_key(t, signal)) =>
@@ -726,10 +722,7 @@ async fn write_input<W: Input>(
                 }
             }
             (WriterOp::Signal(signal), _) => {
-                let foreground = terminal
-                    .as_ref()
-                    .and_then(|t| nix::unistd::tcgetpgrp(t.as_fd()).ok());
-                match foreground {
+                match terminal.as_ref().and_then(foreground_group) {
                     Some(group) => {
                         let _ = killpg(group, signal);
                     }
@@ -760,6 +753,15 @@ async fn write_input<W: Input>(
             writer = None;
         }
     }
+}
+
+/// The terminal's foreground process group, when it has one other than
+/// this process's own. (With its session leader gone a terminal has none,
+/// and reports 0, which `killpg` would take as this process's group.)
+fn foreground_group(terminal: &OwnedFd) -> Option<Pid> {
+    nix::unistd::tcgetpgrp(terminal.as_fd())
+        .ok()
+        .filter(|group| group.as_raw() > 1 && *group != nix::unistd::getpgrp())
 }
 
 /// The key that makes the terminal send `signal` (Ctrl-C for SIGINT,
@@ -821,14 +823,14 @@ async fn watch_exit(
         Err(_) => ExitInfo::default(),
     };
     let spare = {
-        let mut state = core.lock();
+        let state = core.lock();
         match state
             .run
-            .as_mut()
+            .as_ref()
             .filter(|run| run.generation == generation)
         {
             Some(run) => {
-                run.reaped = true;
+                run.ended.store(true, Ordering::Release);
                 run.spare_leftovers
             }
             None => false,
@@ -840,8 +842,14 @@ async fn watch_exit(
     }
     // Output still in the pipes comes before the exit event; a process
     // left holding a pipe open (a spared one) must not hold it up.
-    for reader in readers {
-        let _ = tokio::time::timeout(Duration::from_millis(500), reader).await;
+    for mut reader in readers {
+        if tokio::time::timeout(Duration::from_millis(500), &mut reader)
+            .await
+            .is_err()
+        {
+            // What comes later is not this run's output.
+            reader.abort();
+        }
     }
     let current = core.lock().end(generation, info);
     exit_tx.send_replace(Some(info));

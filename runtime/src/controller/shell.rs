@@ -10,7 +10,8 @@ use super::{ControllerError, LaunchSpec};
 /// it (the foreground job sees `SIGWINCH`), SIGINT, SIGQUIT and SIGTSTP are
 /// typed as their keys (Ctrl-C, Ctrl-\, Ctrl-Z: the terminal signals its
 /// foreground job and drops what was typed ahead), other signals go to the
-/// foreground job, and [`eof`](super::ControllerInput::eof) types Ctrl-D.
+/// foreground job, and [`eof`](super::ControllerInput::eof) types Ctrl-D;
+/// all of it in the order sent, sequenced or not.
 /// Terminal output ([`OutputStream::Pty`](super::OutputStream::Pty)) goes
 /// to subscribers and a capped tail. `rt_opts` may give the first size:
 /// `{"termsize": {"rows": 24, "cols": 80}}` (the default).

@@ -191,8 +191,9 @@ impl StdioBuilder {
     }
 
     /// Starts `command` as the leader of its own session (so its own
-    /// process group too) with piped standard streams, and talks to it.
-    /// Call it within a tokio runtime.
+    /// process group too) with piped standard streams, and talks to it. (A
+    /// command already set to lead a process group keeps that, and is
+    /// signalled as a group.) Call it within a tokio runtime.
     ///
     /// # Errors
     ///
