@@ -206,12 +206,9 @@ fn inputs_sent_with_shuffled_seq_arrive_in_order() {
         cat.start(no_meta(), None, false).unwrap();
         // A fixed shuffle of 1..=200.
         let mut order: Vec<u64> = (1..=200).collect();
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut rng = support::Rng(0x9e37_79b9_7f4a_7c15);
         for i in (1..order.len()).rev() {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            order.swap(i, (state % (i as u64 + 1)) as usize);
+            order.swap(i, rng.below(i as u64 + 1) as usize);
         }
         for seq in order {
             cat.send_input(ControllerInput::data(format!("{seq},")), Some(seq))

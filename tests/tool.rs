@@ -1,7 +1,11 @@
 //! `#[tool]`: a clap-style struct bound through the schema and clap, with
 //! byte fields kept binary, and its schema.
 
+mod support;
+
 use std::path::PathBuf;
+
+use support::Rng;
 
 use clap::ValueEnum;
 use gangway::tool::{Tool, ToolArgs, Value, ValueCount, ValueKind, tool};
@@ -332,25 +336,7 @@ fn a_verbatim_tool_sees_every_word_in_order() {
     assert_eq!(ls.paths, ["x=y", "dir"]);
 }
 
-/// A small deterministic generator, so failures reproduce.
-struct Rng(u64);
-
 impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-
-    fn chance(&mut self) -> bool {
-        self.next() & 1 == 1
-    }
-
     fn text(&mut self) -> String {
         const PIECES: &[&str] = &[
             "a", "Z", "-", "--", "=", " ", "\t", "\n", "'", "\"", "$(x)", "`id`", "*", "?", "[",

@@ -784,22 +784,37 @@ fn word_value(param: &ParamSchema, spelled: &str, text: &str) -> Result<Value, B
                 .map_err(|error| invalid(param, spelled, text, &format!("JSON ({error})")))?,
         ),
         ValueKind::Enum(values) => {
-            if !values.iter().any(|v| v == text) {
-                let near = closest(text, values.iter().map(|v| &**v));
-                let expected = format!("one of {}", describe_names(values.iter().map(|v| &**v)));
-                let mut error = invalid(param, spelled, text, &expected);
-                if let Some(near) = near {
-                    error.message = format!("{}; did you mean `{near}`?", error.message);
-                    error.suggestion = Some(near.to_owned());
-                }
-                return Err(error);
-            }
+            check_enum(text, values, |expected| {
+                invalid(param, spelled, text, &expected)
+            })?;
             Value::String(text.to_owned())
         }
         // Unknown future kinds bind as text.
         #[allow(unreachable_patterns)]
         _ => Value::String(text.to_owned()),
     })
+}
+
+/// Checks that `text` is one of `values`; otherwise the error `refuse`
+/// makes from the expectation ("one of ..."), with the nearest valid
+/// spelling suggested.
+fn check_enum(
+    text: &str,
+    values: &[std::borrow::Cow<'static, str>],
+    refuse: impl FnOnce(String) -> BindError,
+) -> Result<(), BindError> {
+    if values.iter().any(|v| v == text) {
+        return Ok(());
+    }
+    let mut error = refuse(format!(
+        "one of {}",
+        describe_names(values.iter().map(|v| &**v))
+    ));
+    if let Some(near) = closest(text, values.iter().map(|v| &**v)) {
+        error.message = format!("{}; did you mean `{near}`?", error.message);
+        error.suggestion = Some(near.to_owned());
+    }
+    Err(error)
 }
 
 /// A JSON argument checked against its parameter's type.
@@ -846,22 +861,13 @@ fn json_value(
         ValueKind::Json => Value::Json(value.clone()),
         ValueKind::Enum(values) => {
             let text = value.as_str().ok_or_else(|| wrong("a string"))?;
-            if !values.iter().any(|v| v == text) {
-                let near = closest(text, values.iter().map(|v| &**v));
-                let mut error = BindError::new(
+            check_enum(text, values, |expected| {
+                BindError::new(
                     BindErrorKind::InvalidValue,
-                    format!(
-                        "argument `{key}` must be one of {}, not `{text}`",
-                        describe_names(values.iter().map(|v| &**v))
-                    ),
+                    format!("argument `{key}` must be {expected}, not `{text}`"),
                 )
-                .argument(key.to_owned());
-                if let Some(near) = near {
-                    error.message = format!("{}; did you mean `{near}`?", error.message);
-                    error.suggestion = Some(near.to_owned());
-                }
-                return Err(error);
-            }
+                .argument(key.to_owned())
+            })?;
             Value::String(text.to_owned())
         }
         #[allow(unreachable_patterns)]

@@ -225,16 +225,7 @@ pub fn scan_files(files: &[(PathBuf, syn::File)]) -> Result<ScanReport, ScanErro
         let schema = model
             .schema(|ty| {
                 let name = last_ident(ty)?;
-                enums.get(&name).map(|values| {
-                    ValueKind::Enum(
-                        values
-                            .iter()
-                            .cloned()
-                            .map(Into::into)
-                            .collect::<Vec<_>>()
-                            .into(),
-                    )
-                })
+                enums.get(&name).cloned().map(ValueKind::enum_of)
             })
             .map_err(|ty| ScanError::UnknownType {
                 path: path.to_path_buf(),

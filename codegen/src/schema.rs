@@ -461,6 +461,17 @@ impl ParamSchema {
 }
 
 impl ValueKind {
+    /// One of these names.
+    pub fn enum_of(values: impl IntoIterator<Item = String>) -> Self {
+        ValueKind::Enum(
+            values
+                .into_iter()
+                .map(Cow::Owned)
+                .collect::<Vec<_>>()
+                .into(),
+        )
+    }
+
     /// A short lowercase name for messages and help (`uint`, `enum`, ...).
     pub fn name(&self) -> &'static str {
         match self {

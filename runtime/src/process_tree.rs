@@ -5,8 +5,8 @@
 //! process groups of their own (`timeout`, shells with job control) are
 //! still found; only a process that starts a session of its own leaves.
 
-use nix::sys::signal::{Signal, killpg};
-use nix::unistd::{Pid, getpgrp, getsid};
+use nix::sys::signal::{Signal, kill, killpg};
+use nix::unistd::{Pid, getpgid, getpgrp, getsid};
 
 /// Makes the child the leader of a new session (and process group) before
 /// it runs. When it cannot be (a command already set to lead a process
@@ -65,6 +65,33 @@ pub(crate) fn signal_session(sid: u32, signal: Signal) {
         }
         if signal != Signal::SIGKILL {
             break;
+        }
+    }
+}
+
+/// Sends `signal` to everything `pid` started when it leads a session of
+/// its own (as a spawned peer does), else to its process group when it
+/// leads one, else to it alone; never to this process's own group. Once
+/// `pid` is reaped, to what is left of its session and group.
+pub(crate) fn signal_tree(pid: u32, signal: Signal) {
+    let Ok(raw) = i32::try_from(pid) else { return };
+    if leads_session(pid) {
+        signal_session(pid, signal);
+        return;
+    }
+    let pid = Pid::from_raw(raw);
+    match getpgid(Some(pid)) {
+        Ok(group) if group == pid && group != getpgrp() => {
+            let _ = killpg(group, signal);
+        }
+        Ok(_) => {
+            let _ = kill(pid, signal);
+        }
+        Err(_) => {
+            signal_session(raw.unsigned_abs(), signal);
+            if pid != getpgrp() {
+                let _ = killpg(pid, signal);
+            }
         }
     }
 }

@@ -1,5 +1,8 @@
 //! What the workspace's integration tests share.
 
+// Each test file uses a part.
+#![allow(dead_code)]
+
 /// A runtime like a host's: several threads, timers and I/O.
 pub fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
@@ -7,4 +10,25 @@ pub fn runtime() -> tokio::runtime::Runtime {
         .enable_all()
         .build()
         .unwrap()
+}
+
+/// A small deterministic generator (xorshift), so failures reproduce.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// A number below `n`.
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+
+    pub fn chance(&mut self) -> bool {
+        self.next() & 1 == 1
+    }
 }

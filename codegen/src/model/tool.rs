@@ -708,14 +708,7 @@ impl ToolField {
             return Some(ValueKind::Count);
         }
         if let Some(values) = &self.enum_values {
-            return Some(ValueKind::Enum(
-                values
-                    .iter()
-                    .cloned()
-                    .map(Into::into)
-                    .collect::<Vec<_>>()
-                    .into(),
-            ));
+            return Some(ValueKind::enum_of(values.iter().cloned()));
         }
         match &self.shape.kind {
             KindSource::Known(kind) => Some(kind.clone()),

@@ -11,7 +11,7 @@ use tokio::runtime::Handle;
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
-use super::input::InputSequencer;
+use super::input::{InputSequencer, no_room};
 use super::lifecycle::{Lifecycle, RunInfo, stop_target};
 use super::output::{ExitInfo, OutputEvent, OutputHub, OutputStream};
 use super::{
@@ -187,12 +187,7 @@ impl AgentInner {
     ) -> Result<(), ControllerError> {
         run.prompts
             .try_send((text, provenance))
-            .map_err(|error| match error {
-                mpsc::error::TrySendError::Full(_) => ControllerError::InputBacklogFull {
-                    id: self.id.clone(),
-                },
-                mpsc::error::TrySendError::Closed(_) => self.not_running(),
-            })
+            .map_err(|error| no_room(&self.id, error))
     }
 
     fn start(
@@ -540,12 +535,7 @@ impl Controller for AgentController {
                 if seq.is_some() {
                     run.sequencer.rewind(first, ready);
                 }
-                return Err(match error {
-                    mpsc::error::TrySendError::Full(()) => ControllerError::InputBacklogFull {
-                        id: self.inner.id.clone(),
-                    },
-                    mpsc::error::TrySendError::Closed(()) => self.inner.not_running(),
-                });
+                return Err(no_room(&self.inner.id, error));
             }
         };
         for input in ready {

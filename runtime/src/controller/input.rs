@@ -85,6 +85,22 @@ pub(crate) fn parse_signal(name: &str) -> Result<Signal, ControllerError> {
     })
 }
 
+/// Why input found no room on its way to the process: the queue is full,
+/// or the process is gone.
+pub(crate) fn no_room<T>(
+    id: &str,
+    error: tokio::sync::mpsc::error::TrySendError<T>,
+) -> ControllerError {
+    match error {
+        tokio::sync::mpsc::error::TrySendError::Full(_) => {
+            ControllerError::InputBacklogFull { id: id.to_owned() }
+        }
+        tokio::sync::mpsc::error::TrySendError::Closed(_) => {
+            ControllerError::NotRunning { id: id.to_owned() }
+        }
+    }
+}
+
 /// How many inputs may wait for an earlier sequence number.
 const MAX_HELD: usize = 1024;
 

@@ -20,7 +20,7 @@ use tokio::runtime::Handle;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
-use super::input::{ControllerInput, InputSequencer, TermSize};
+use super::input::{ControllerInput, InputSequencer, TermSize, no_room};
 use super::lifecycle::{Lifecycle, RunInfo, stop_target};
 use super::output::{ExitInfo, OutputEvent, OutputHub, OutputStream};
 use super::{ControllerError, LaunchSpec, RuntimeStatus, ShutdownFuture, Status, StopOutcome};
@@ -339,14 +339,7 @@ impl ProcessCore {
         let permits = run
             .writer
             .try_reserve_many(ops.len())
-            .map_err(|error| match error {
-                mpsc::error::TrySendError::Full(()) => ControllerError::InputBacklogFull {
-                    id: self.id.clone(),
-                },
-                mpsc::error::TrySendError::Closed(()) => ControllerError::NotRunning {
-                    id: self.id.clone(),
-                },
-            })?;
+            .map_err(|error| no_room(&self.id, error))?;
         for (permit, op) in permits.zip(ops) {
             permit.send(op);
         }

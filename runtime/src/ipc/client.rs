@@ -186,6 +186,32 @@ fn hello(token: &str) -> Vec<u8> {
     })
 }
 
+/// A frame read from the host, or why there is none: the connection ended
+/// (closed), failed (I/O), or sent something over the limit (protocol).
+fn frame(read: Result<Option<Vec<u8>>, protocol::FrameError>) -> Result<Vec<u8>, ClientError> {
+    match read {
+        Ok(Some(body)) => Ok(body),
+        Ok(None) => Err(closed()),
+        Err(protocol::FrameError::Io(error)) => Err(ClientError::Io(error)),
+        Err(error) => Err(ClientError::Protocol(error.to_string())),
+    }
+}
+
+/// The host's answer to the hello, read whether or not the hello could be
+/// sent: a host turning a client away (busy) may answer and close before
+/// the hello lands, and its answer is the one worth reporting.
+fn hello_answer(
+    read: Result<Option<Vec<u8>>, protocol::FrameError>,
+    sent: io::Result<()>,
+) -> Result<usize, ClientError> {
+    let body = match (read, sent) {
+        (Ok(Some(body)), _) => body,
+        (_, Err(error)) => return Err(ClientError::Io(error)),
+        (read, Ok(())) => frame(read)?,
+    };
+    welcome(&body)
+}
+
 /// The server's answer to the hello: its frame limit, or why it refused.
 fn welcome(body: &[u8]) -> Result<usize, ClientError> {
     if let Ok(welcome) = protocol::decode::<Welcome>(body) {
@@ -369,20 +395,9 @@ impl IpcClient {
                 Stream::Tcp(stream)
             }
         };
-        // A host turning us away may answer (busy) and close before the
-        // hello lands: read its answer even when the hello cannot be sent.
         let sent = protocol::write_frame(&mut stream, &hello(token));
-        let body = match (
-            protocol::read_frame(&mut stream, protocol::MAX_HELLO_FRAME),
-            sent,
-        ) {
-            (Ok(Some(body)), _) => body,
-            (_, Err(error)) => return Err(ClientError::Io(error)),
-            (Ok(None), Ok(())) => return Err(closed()),
-            (Err(protocol::FrameError::Io(error)), Ok(())) => return Err(ClientError::Io(error)),
-            (Err(error), Ok(())) => return Err(ClientError::Protocol(error.to_string())),
-        };
-        let max_frame = welcome(&body)?;
+        let read = protocol::read_frame(&mut stream, protocol::MAX_HELLO_FRAME);
+        let max_frame = hello_answer(read, sent)?;
         Ok(IpcClient {
             stream,
             next_id: 1,
@@ -434,12 +449,7 @@ impl IpcClient {
         // step with the calls.
         self.broken = true;
         protocol::write_frame(&mut self.stream, &body).map_err(ClientError::Io)?;
-        let body = match protocol::read_frame(&mut self.stream, self.max_frame) {
-            Ok(Some(body)) => body,
-            Ok(None) => return Err(closed()),
-            Err(protocol::FrameError::Io(error)) => return Err(ClientError::Io(error)),
-            Err(error) => return Err(ClientError::Protocol(error.to_string())),
-        };
+        let body = frame(protocol::read_frame(&mut self.stream, self.max_frame))?;
         let response: Response =
             protocol::decode(&body).map_err(|error| ClientError::Protocol(error.to_string()))?;
         match response.id {
@@ -638,17 +648,9 @@ impl AsyncIpcClient {
                 (Box::new(read), Box::new(write))
             }
         };
-        // As in the blocking client: a refusal may come before the hello.
         let sent = protocol::write_frame_async(&mut writer, &hello(token)).await;
-        let answer = protocol::read_frame_async(&mut reader, protocol::MAX_HELLO_FRAME).await;
-        let body = match (answer, sent) {
-            (Ok(Some(body)), _) => body,
-            (_, Err(error)) => return Err(ClientError::Io(error)),
-            (Ok(None), Ok(())) => return Err(closed()),
-            (Err(protocol::FrameError::Io(error)), Ok(())) => return Err(ClientError::Io(error)),
-            (Err(error), Ok(())) => return Err(ClientError::Protocol(error.to_string())),
-        };
-        let max_frame = welcome(&body)?;
+        let read = protocol::read_frame_async(&mut reader, protocol::MAX_HELLO_FRAME).await;
+        let max_frame = hello_answer(read, sent)?;
         let pending: Arc<Mutex<Option<Pending>>> = Arc::new(Mutex::new(Some(HashMap::new())));
         let (outbox, mut frames) = mpsc::channel::<Vec<u8>>(64);
         let write_pending = pending.clone();
@@ -775,11 +777,9 @@ where
     R: tokio::io::AsyncRead + Unpin,
 {
     let ended: ClientError = loop {
-        let body = match protocol::read_frame_async(&mut reader, max_frame).await {
-            Ok(Some(body)) => body,
-            Ok(None) => break closed(),
-            Err(protocol::FrameError::Io(error)) => break ClientError::Io(error),
-            Err(error) => break ClientError::Protocol(error.to_string()),
+        let body = match frame(protocol::read_frame_async(&mut reader, max_frame).await) {
+            Ok(body) => body,
+            Err(error) => break error,
         };
         let response: Response = match protocol::decode(&body) {
             Ok(response) => response,

@@ -786,10 +786,10 @@ impl StdioTransport {
     /// [`receive_line`](StdioTransport::receive_line) and
     /// [`receive_close`](StdioTransport::receive_close).
     pub fn new_for_testing(write_tx: mpsc::UnboundedSender<String>, rpc_timeout: Duration) -> Self {
-        let options = StdioTransport::builder().rpc_timeout(rpc_timeout);
-        StdioTransport {
-            shared: Arc::new(Shared::new(options, Outbox::Testing(write_tx), None)),
-        }
+        StdioTransport::new_for_testing_with(
+            write_tx,
+            StdioTransport::builder().rpc_timeout(rpc_timeout),
+        )
     }
 
     /// Like [`new_for_testing`](StdioTransport::new_for_testing) with these
@@ -1003,7 +1003,7 @@ impl StdioTransport {
         if let Some(pid) = self.shared.pid
             && self.shared.exit.borrow().is_none()
         {
-            process::signal_peer(pid, signal);
+            crate::process_tree::signal_tree(pid, signal);
         }
     }
 
@@ -1062,7 +1062,7 @@ impl Drop for StdioTransport {
         {
             // Kill now, even if no runtime is left to run the watcher; the
             // watcher (or tokio's reaper) collects the exit status.
-            process::signal_peer(pid, Signal::SIGKILL);
+            crate::process_tree::signal_tree(pid, Signal::SIGKILL);
         }
         shared.kill.cancel();
     }
@@ -1375,7 +1375,7 @@ async fn watch_child(mut child: Child, shared: Arc<Shared>, stdout_done: Cancell
         status = child.wait() => (status, false),
         () = shared.kill.cancelled() => {
             if let Some(pid) = pid {
-                process::signal_peer(pid, Signal::SIGKILL);
+                crate::process_tree::signal_tree(pid, Signal::SIGKILL);
             }
             let _ = child.start_kill();
             (child.wait().await, true)
@@ -1383,7 +1383,7 @@ async fn watch_child(mut child: Child, shared: Arc<Shared>, stdout_done: Cancell
     };
     // Helpers the peer left in its group go with it.
     if let Some(pid) = pid {
-        process::signal_peer(pid, Signal::SIGKILL);
+        crate::process_tree::signal_tree(pid, Signal::SIGKILL);
     }
     let outcome = match status {
         Ok(status) => ExitOutcome::from_status(status, killed),

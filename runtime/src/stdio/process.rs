@@ -1,9 +1,8 @@
-//! The peer process: signalling its process group, and how it ended.
+//! How a peer process ended.
 
 use std::process::ExitStatus;
 
-use nix::sys::signal::{Signal, kill, killpg};
-use nix::unistd::{Pid, getpgid, getpgrp};
+use nix::sys::signal::Signal;
 
 /// How a peer process ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,34 +41,6 @@ impl std::fmt::Display for ExitOutcome {
             }
             ExitOutcome::Killed => f.write_str("was killed"),
             ExitOutcome::NoProcess => f.write_str("had no process"),
-        }
-    }
-}
-
-/// Sends `signal` to everything the peer started when it leads a session
-/// of its own (as a spawned peer does), else to its process group when it
-/// leads one, else to the peer alone; never to this process's own group.
-pub(crate) fn signal_peer(pid: u32, signal: Signal) {
-    let Ok(raw) = i32::try_from(pid) else { return };
-    if crate::process_tree::leads_session(pid) {
-        crate::process_tree::signal_session(pid, signal);
-        return;
-    }
-    let pid = Pid::from_raw(raw);
-    match getpgid(Some(pid)) {
-        Ok(group) if group == pid && group != getpgrp() => {
-            let _ = killpg(group, signal);
-        }
-        Ok(_) => {
-            let _ = kill(pid, signal);
-        }
-        // Already reaped: its session, or its group, may live on in its
-        // children.
-        Err(_) => {
-            crate::process_tree::signal_session(raw.unsigned_abs(), signal);
-            if pid != getpgrp() {
-                let _ = killpg(pid, signal);
-            }
         }
     }
 }
