@@ -2,10 +2,14 @@
 //!
 //! Run with `cargo run --example sandbox`. The host registers the commands,
 //! starts the IPC server, writes a wrapper script per command, and runs a
-//! short shell session inside bubblewrap (`bwrap` with `--unshare-net` and a
-//! read-only root; the socket and wrapper directories bound in). Without
-//! `bwrap` it runs the session in a plain `sh`, and says so. It prints what
-//! the session printed.
+//! short shell session inside bubblewrap (`gangway::ipc::Bwrap`: every
+//! namespace unshared and a read-only root; the socket directory bound
+//! read-write, the wrapper directory and the client binary read-only).
+//! Without `bwrap` it tries `unshare --user --net` (no install
+//! needed where user namespaces are allowed), then a plain `sh`, and says in
+//! one line which isolation the session got. It prints what the session
+//! printed, and exits non-zero when any call's exit code is not the one the
+//! demo expects.
 //!
 //! The example binary is also its own in-sandbox client: the wrappers run
 //! `$GANGWAY_BIN call ...`, and `GANGWAY_BIN` points back at this binary,
@@ -18,7 +22,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use gangway::IpcCommand;
-use gangway::ipc::{CommandError, CommandResult, IpcRouter, IpcServer};
+use gangway::ipc::{Bwrap, CommandError, CommandResult, IpcRouter, IpcServer};
 use serde::{Deserialize, Serialize};
 
 /// Search the notes and print the matching lines.
@@ -91,26 +95,53 @@ impl StatsCommand {
     }
 }
 
-/// The shell session the sandbox runs.
-const SESSION: &str = r#"
+/// The shell session the sandbox runs. `check` compares each call's exit
+/// code with the one the demo expects, and the session exits 1 if any
+/// differs (a wrapper that cannot find its client exits 127, for one).
+const SESSION: &str = r##"
+exec 2>&1
+failed=0
+check() {
+    code=$?
+    if [ "$code" -ne "$1" ]; then
+        echo "# unexpected: exit code $code, expected $1"
+        failed=1
+    fi
+}
 echo '$ search rust'
-search rust
-echo '$ search -n 1 sandbox'
-search -n 1 sandbox
+search rust; check 0
+echo '$ search -n 1 sandbox; search -n 1 shell   # one line each'
+search -n 1 sandbox; check 0
+search -n 1 shell; check 0
 echo '$ printf "one two three" | wc'
-printf 'one two three' | wc
+printf 'one two three' | wc; check 0
+echo '$ wc < /dev/null   # empty input is no input'
+wc < /dev/null; check 0
 echo '$ search --limt 3 rust   # a typo'
-search --limt 3 rust
-echo "exit code $?"
+search --limt 3 rust; check 2
 echo '$ stats'
-stats
+stats; check 0
 echo '$ search --help'
-search --help
-"#;
+search --help; check 0
+exit "$failed"
+"##;
 
 fn which(program: &str) -> bool {
     std::env::var_os("PATH")
         .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
+}
+
+/// Whether this machine lets an unprivileged process make user and network
+/// namespaces (`unshare` from util-linux, no install needed).
+fn unshare_works() -> bool {
+    which("unshare")
+        && Command::new("unshare")
+            .args(["--user", "--map-root-user", "--net", "true"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|status| status.success())
 }
 
 fn main() {
@@ -161,47 +192,57 @@ async fn host() -> i32 {
         .await
         .expect("the server starts");
 
-    let socket_dir = server.socket_dir().expect("a Unix socket").to_path_buf();
+    let env = server.sandbox_env();
     let mut session = if which("bwrap") {
-        let mut bwrap = Command::new("bwrap");
-        let dirs = [socket_dir.as_path(), wrappers.path()];
-        bwrap.args([
-            "--ro-bind",
-            "/",
-            "/",
-            "--dev",
-            "/dev",
-            "--proc",
-            "/proc",
-            "--tmpfs",
-            "/tmp",
-        ]);
-        for dir in dirs {
-            bwrap.arg("--bind").arg(dir).arg(dir);
-        }
-        bwrap.args([
-            "--unshare-net",
-            "--unshare-pid",
-            "--die-with-parent",
+        // The sandbox sees the host's root read-only, a fresh /tmp, no
+        // network, and the paths `env.sandbox_paths()` lists: the socket
+        // directory (read-write), the wrappers and this program (read-only).
+        println!("# isolation: bubblewrap (no network, read-only root, own process ids)");
+        Bwrap::new(&env).command("sh", ["-c", SESSION])
+    } else if unshare_works() {
+        let mut unshare = Command::new("unshare");
+        unshare.args([
+            "--user",
+            "--map-root-user",
+            "--net",
             "--",
             "sh",
             "-c",
             SESSION,
         ]);
-        println!("# a shell session inside bubblewrap (no network, read-only root):");
-        bwrap
+        println!(
+            "# isolation: unshare (no network only; files are shared). \
+             For a real sandbox: apt-get install bubblewrap"
+        );
+        unshare
     } else {
-        println!("# bwrap is not installed: running the session in a plain sh, without a sandbox");
+        println!(
+            "# isolation: none (plain sh; no bwrap, and user namespaces are not allowed). \
+             For a sandbox: apt-get install bubblewrap"
+        );
         let mut sh = Command::new("sh");
         sh.args(["-c", SESSION]);
         sh
     };
-    server.sandbox_env().apply(&mut session);
+    env.apply(&mut session);
+    // Never hand the session this program's stdin: a command that reads
+    // stdin would wait on whatever the host's stdin is (an open pipe, a
+    // terminal) instead of seeing no input. (`Bwrap::command` does this.)
     session.stdin(Stdio::null());
     let status = tokio::task::spawn_blocking(move || session.status())
         .await
         .expect("the session's thread")
         .expect("the session starts");
     server.shutdown(Duration::from_secs(2)).await;
-    status.code().unwrap_or(1)
+    match status.code() {
+        Some(0) => 0,
+        Some(code) => {
+            eprintln!("sandbox example: the session failed (exit code {code})");
+            code
+        }
+        None => {
+            eprintln!("sandbox example: the session was killed by a signal");
+            1
+        }
+    }
 }

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use gangway::ipc::{ArgvOutcome, ArgvPlan, IpcError, IpcRouter};
+use gangway::ipc::{ArgvOutcome, ArgvPlan, IpcError, IpcRouter, Reply};
 use gangway::{ArgEnum, IpcCommand};
 use serde::{Deserialize, Serialize};
 
@@ -290,7 +290,7 @@ async fn help_is_rendered_from_the_schema_without_calling() {
         ("<rest>...", "Every other word."),
         ("-n, --count <COUNT>", "A count. [default: 5]"),
         ("--order <newest|oldest>", "Sort order. [default: newest]"),
-        ("-t, --tag <TAG>...", "Labels."),
+        ("-t, --tag <TAG>", "Labels. [repeatable]"),
         ("--max-depth <MAX_DEPTH>", "Long name."),
     ] {
         let line = help
@@ -299,10 +299,20 @@ async fn help_is_rendered_from_the_schema_without_calling() {
             .unwrap_or_else(|| panic!("no `{flag}`:\n{help}"));
         assert!(line.ends_with(description), "{line}");
     }
+    assert!(!help.contains("<TAG>..."), "one value per --tag:\n{help}");
     let Ok(ArgvOutcome::Help(short)) = call("probe", &["-h"], None).await else {
         panic!()
     };
     assert_eq!(short, help);
+    // A stdin argument is also a flag, and the help says which wins.
+    let Ok(ArgvOutcome::Help(help)) = call("upper", &["--help"], None).await else {
+        panic!()
+    };
+    let line = help.lines().find(|l| l.contains("--text <TEXT>")).unwrap();
+    assert!(
+        line.ends_with("The text. [or piped on standard input; `--text` wins when both are given]"),
+        "{line}"
+    );
 }
 
 #[tokio::test]
@@ -369,6 +379,10 @@ fn the_plan_asks_for_stdin_only_when_the_call_would_use_it() {
     ));
 }
 
+fn bytes_of(reply: Vec<u8>) -> Vec<u8> {
+    Checksum::decode_reply(&Reply::Success(reply)).unwrap()
+}
+
 #[tokio::test]
 async fn binary_stdin_arrives_byte_identical() {
     let mut data: Vec<u8> = (0..=255u8).cycle().take(1 << 20).collect();
@@ -376,11 +390,36 @@ async fn binary_stdin_arrives_byte_identical() {
     let Ok(ArgvOutcome::Response(reply)) = call("checksum", &[], Some(&data)).await else {
         panic!()
     };
-    assert_eq!(rmp_serde::from_slice::<Vec<u8>>(&reply).unwrap(), data);
+    assert_eq!(bytes_of(reply), data);
     let Ok(ArgvOutcome::Response(reply)) = call("checksum", &[], None).await else {
         panic!()
     };
-    assert!(rmp_serde::from_slice::<Vec<u8>>(&reply).unwrap().is_empty());
+    assert!(bytes_of(reply).is_empty());
+}
+
+#[tokio::test]
+async fn empty_stdin_is_no_input() {
+    let router = router();
+    // An optional stdin argument stays `None`: the handler sees no input.
+    let Ok(ArgvOutcome::Response(reply)) = call("checksum", &[], Some(b"")).await else {
+        panic!()
+    };
+    assert!(bytes_of(reply).is_empty());
+    // A required one gets its empty value rather than "missing".
+    let Ok(ArgvOutcome::Response(reply)) = router
+        .dispatch_argv("upper", &["p"], Some(Vec::new()))
+        .await
+    else {
+        panic!()
+    };
+    assert_eq!(rmp_serde::from_slice::<String>(&reply).unwrap(), "p");
+    let Ok(ArgvOutcome::Response(reply)) = call("annotate", &["label"], Some(b"")).await else {
+        panic!()
+    };
+    assert_eq!(rmp_serde::from_slice::<String>(&reply).unwrap(), "label: ");
+    // Without any stdin at all (a terminal), it is missing.
+    let err = call("annotate", &["label"], None).await.unwrap_err();
+    assert_eq!(err.exit_code(), 2);
 }
 
 /// Copy with an optional destination and extra sources.

@@ -774,3 +774,51 @@ fn a_struct_default_fills_every_missing_argument_as_serde_does() {
         "the struct's default decides"
     );
 }
+
+/// Bytes back, as a plain `Vec<u8>`.
+#[derive(Clone, Serialize, IpcCommand)]
+#[ipc(response = Vec<u8>)]
+struct RawBytes {}
+
+impl RawBytes {
+    async fn handle(&mut self) -> Vec<u8> {
+        vec![0, 1, 255]
+    }
+}
+
+/// Bytes back, or a failure.
+#[derive(Clone, Serialize, IpcCommand)]
+#[ipc(response = CommandResult<Box<[u8]>>)]
+struct MaybeBytes {
+    fail: bool,
+}
+
+impl MaybeBytes {
+    async fn handle(&mut self) -> CommandResult<Box<[u8]>> {
+        if self.fail {
+            return Err(CommandError::new("no bytes"));
+        }
+        Ok(vec![7, 8].into_boxed_slice())
+    }
+}
+
+#[test]
+fn byte_responses_travel_as_msgpack_bin_and_decode_back() {
+    let reply = RawBytes::encode_reply(&vec![0, 1, 255]).unwrap();
+    // bin8 marker, length 3, the bytes: not an array of three integers.
+    assert_eq!(reply, Reply::Success(vec![0xc4, 3, 0, 1, 255]));
+    assert_eq!(RawBytes::decode_reply(&reply).unwrap(), [0, 1, 255]);
+    // An older host's array of integers still decodes.
+    let array = Reply::Success(rmp_serde::to_vec(&vec![4u8, 5]).unwrap());
+    assert_eq!(RawBytes::decode_reply(&array).unwrap(), [4, 5]);
+
+    let ok: CommandResult<Box<[u8]>> = Ok(vec![7, 8].into_boxed_slice());
+    let reply = MaybeBytes::encode_reply(&ok).unwrap();
+    assert_eq!(reply, Reply::Success(vec![0xc4, 2, 7, 8]));
+    assert_eq!(&*MaybeBytes::decode_reply(&reply).unwrap().unwrap(), [7, 8]);
+    let failed: CommandResult<Box<[u8]>> = Err(CommandError::new("no bytes"));
+    let reply = MaybeBytes::encode_reply(&failed).unwrap();
+    assert!(matches!(&reply, Reply::Failure { message, .. } if message == "no bytes"));
+    let back = MaybeBytes::decode_reply(&reply).unwrap().unwrap_err();
+    assert_eq!(back.to_string(), "no bytes");
+}

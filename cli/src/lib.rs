@@ -2,13 +2,28 @@
 //!
 //! - `gangway call <command> [--stdin <arg>] -- <args...>`: the in-sandbox
 //!   client every wrapper script runs. It sends the words untouched to the
-//!   host named by `GANGWAY_ENDPOINT` (with `GANGWAY_TOKEN`), sends piped
-//!   standard input as the command's stdin argument when the wrapper names
-//!   one and the host says the call takes it, prints the response (a string
-//!   raw, nothing for `()`, raw bytes for binary, anything else as JSON) and
-//!   exits 0; 1 when the handler failed, 2 for a usage error (or input too
-//!   large to send), 69 when the host cannot be reached, 74 when standard
-//!   input cannot be read.
+//!   host named by `GANGWAY_ENDPOINT` (with `GANGWAY_TOKEN`), and prints the
+//!   response and exits 0:
+//!   - text ends with a newline (one is added when the command's `String`
+//!     lacks it; empty text prints nothing), so calls in a row read line by
+//!     line;
+//!   - JSON (any structured response) ends with a newline, its keys in the
+//!     order the response type serializes them; indented when stdout is a
+//!     terminal, one compact line otherwise (as `jq` does);
+//!   - bytes (`Vec<u8>`, `serde_bytes`) are written byte for byte, nothing
+//!     added; `()` prints nothing.
+//!
+//!   Standard input: when the wrapper names a stdin argument, stdin is not a
+//!   terminal, and the host says the call takes it (not for `--help`, a
+//!   usage error, or the argument given explicitly as `--arg value`, which
+//!   wins), stdin is read to its end and sent. Empty input is no input: with
+//!   stdin on `/dev/null`, closed, or an empty pipe, an `Option` argument
+//!   stays `None` and a required `String`/`Vec<u8>` one gets an empty value.
+//!   A pipe that never closes is never read by a call that does not take it.
+//!
+//!   Exit codes: 1 when the handler failed, 2 for a usage error (or input
+//!   too large to send), 69 when the host cannot be reached, 74 when
+//!   standard input cannot be read.
 //! - `gangway wrappers (--manifest <file> | --src <dir>) --out <dir> [--check]`
 //! - `gangway manifest --src <dir>`
 //! - `gangway reference (--manifest <file> | --src <dir>)`
@@ -276,8 +291,9 @@ fn report_error(command: &str, error: &ClientError) -> i32 {
     }
 }
 
-/// Prints a response: a string raw, `()`/null as nothing, binary as raw
-/// bytes, anything else as one line of JSON.
+/// Prints a response: a string as text ending with a newline (one added
+/// when missing; empty text prints nothing), `()`/null as nothing, binary
+/// byte for byte, anything else as JSON ending with a newline.
 fn print_response(command: &str, payload: &[u8]) -> i32 {
     let value = match rmpv::decode::read_value(&mut &payload[..]) {
         Ok(value) => value,
@@ -288,46 +304,97 @@ fn print_response(command: &str, payload: &[u8]) -> i32 {
     };
     match value {
         rmpv::Value::Nil => 0,
-        rmpv::Value::String(text) => write_out(text.as_bytes()),
+        rmpv::Value::String(text) => write_out(&text_line(text.as_bytes())),
         rmpv::Value::Binary(bytes) => write_out(&bytes),
-        other => write_out(format!("{}\n", to_json(other)).as_bytes()),
+        other => match json_text(&other, io::stdout().is_terminal()) {
+            Ok(text) => write_out(&text),
+            Err(error) => {
+                eprintln!("{command}: the response cannot be shown as JSON: {error}");
+                EXIT_UNAVAILABLE
+            }
+        },
     }
 }
 
-fn to_json(value: rmpv::Value) -> serde_json::Value {
-    use serde_json::Value as Json;
-    match value {
-        rmpv::Value::Nil => Json::Null,
-        rmpv::Value::Boolean(b) => Json::Bool(b),
-        rmpv::Value::Integer(n) => match (n.as_i64(), n.as_u64()) {
-            (Some(i), _) => Json::from(i),
-            (None, Some(u)) => Json::from(u),
-            _ => Json::Null,
-        },
-        rmpv::Value::F32(x) => {
-            serde_json::Number::from_f64(f64::from(x)).map_or(Json::Null, Json::Number)
-        }
-        rmpv::Value::F64(x) => serde_json::Number::from_f64(x).map_or(Json::Null, Json::Number),
-        rmpv::Value::String(text) => {
-            Json::String(String::from_utf8_lossy(text.as_bytes()).into_owned())
-        }
-        rmpv::Value::Binary(bytes) | rmpv::Value::Ext(_, bytes) => {
-            Json::Array(bytes.into_iter().map(Json::from).collect())
-        }
-        rmpv::Value::Array(items) => Json::Array(items.into_iter().map(to_json).collect()),
-        rmpv::Value::Map(entries) => Json::Object(
-            entries
-                .into_iter()
-                .map(|(key, value)| {
-                    let key = match key {
-                        rmpv::Value::String(text) => {
-                            String::from_utf8_lossy(text.as_bytes()).into_owned()
-                        }
-                        other => to_json(other).to_string(),
-                    };
-                    (key, to_json(value))
-                })
-                .collect(),
-        ),
+/// Text as a shell prints it: ending with one newline, added when missing,
+/// so calls in a row read line by line. Empty text prints nothing.
+fn text_line(text: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    if text.is_empty() || text.ends_with(b"\n") {
+        std::borrow::Cow::Borrowed(text)
+    } else {
+        let mut line = Vec::with_capacity(text.len() + 1);
+        line.extend_from_slice(text);
+        line.push(b'\n');
+        std::borrow::Cow::Owned(line)
     }
+}
+
+/// A MessagePack value written as JSON with its map entries in the order
+/// they arrived, which is the order the response type serializes its
+/// fields (going through `serde_json::Map` would sort them).
+struct InOrder<'a>(&'a rmpv::Value);
+
+impl serde::Serialize for InOrder<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{SerializeMap, SerializeSeq};
+        match self.0 {
+            rmpv::Value::Nil => serializer.serialize_unit(),
+            rmpv::Value::Boolean(b) => serializer.serialize_bool(*b),
+            rmpv::Value::Integer(n) => match (n.as_i64(), n.as_u64()) {
+                (Some(i), _) => serializer.serialize_i64(i),
+                (None, Some(u)) => serializer.serialize_u64(u),
+                _ => serializer.serialize_unit(),
+            },
+            // JSON has no NaN or infinity: serde_json writes them as null.
+            rmpv::Value::F32(x) => serializer.serialize_f64(f64::from(*x)),
+            rmpv::Value::F64(x) => serializer.serialize_f64(*x),
+            rmpv::Value::String(text) => {
+                serializer.serialize_str(&String::from_utf8_lossy(text.as_bytes()))
+            }
+            rmpv::Value::Binary(bytes) | rmpv::Value::Ext(_, bytes) => {
+                let mut seq = serializer.serialize_seq(Some(bytes.len()))?;
+                for byte in bytes {
+                    seq.serialize_element(byte)?;
+                }
+                seq.end()
+            }
+            rmpv::Value::Array(items) => {
+                let mut seq = serializer.serialize_seq(Some(items.len()))?;
+                for item in items {
+                    seq.serialize_element(&InOrder(item))?;
+                }
+                seq.end()
+            }
+            rmpv::Value::Map(entries) => {
+                let mut map = serializer.serialize_map(Some(entries.len()))?;
+                for (key, value) in entries {
+                    match key {
+                        rmpv::Value::String(text) => map.serialize_entry(
+                            &*String::from_utf8_lossy(text.as_bytes()),
+                            &InOrder(value),
+                        )?,
+                        // JSON keys are text: any other key as its JSON.
+                        other => {
+                            let key = serde_json::to_string(&InOrder(other))
+                                .map_err(serde::ser::Error::custom)?;
+                            map.serialize_entry(&key, &InOrder(value))?
+                        }
+                    }
+                }
+                map.end()
+            }
+        }
+    }
+}
+
+/// A structured response as JSON ending with a newline: indented for a
+/// person at a terminal, one compact line on a pipe, as `jq` does.
+fn json_text(value: &rmpv::Value, pretty: bool) -> Result<Vec<u8>, serde_json::Error> {
+    let mut out = if pretty {
+        serde_json::to_vec_pretty(&InOrder(value))?
+    } else {
+        serde_json::to_vec(&InOrder(value))?
+    };
+    out.push(b'\n');
+    Ok(out)
 }

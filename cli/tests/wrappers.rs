@@ -215,10 +215,10 @@ fn binary_stdin_with_nuls_arrives_byte_identical() {
 }
 
 #[test]
-fn text_without_a_final_newline_keeps_it_that_way() {
+fn text_without_a_final_newline_gets_one() {
     let host = Host::start();
     let out = host.shell(&["sh"], "upper", &[], Some(b"no newline\n\nat the end"));
-    assert_eq!(out.stdout, b"NO NEWLINE\n\nAT THE END");
+    assert_eq!(out.stdout, b"NO NEWLINE\n\nAT THE END\n");
 }
 
 #[test]
@@ -241,7 +241,7 @@ fn eight_mebibytes_of_stdin_arrive_byte_identical() {
 fn an_explicit_argument_wins_over_stdin() {
     let host = Host::start();
     let out = host.shell(&["sh"], "upper --text given", &[], Some(b"piped"));
-    assert_eq!(out.stdout, b"GIVEN");
+    assert_eq!(out.stdout, b"GIVEN\n");
 }
 
 /// Runs `script` with a stdin pipe that is never closed, and returns its
@@ -294,10 +294,10 @@ fn help_does_not_read_stdin() {
 fn an_explicit_stdin_argument_or_a_usage_error_does_not_read_stdin() {
     let host = Host::start();
     let out = with_open_stdin(&host, "upper --text given", Duration::from_secs(20));
-    assert_eq!(out.stdout, b"GIVEN");
+    assert_eq!(out.stdout, b"GIVEN\n");
     // `-h` as the option's value is text to upper-case, not a call for help.
     let out = with_open_stdin(&host, "upper --text=-h", Duration::from_secs(20));
-    assert_eq!(out.stdout, b"-H");
+    assert_eq!(out.stdout, b"-H\n");
     let out = with_open_stdin(&host, "upper --txet x", Duration::from_secs(20));
     assert_eq!(out.status.code(), Some(2));
     assert!(

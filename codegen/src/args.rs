@@ -159,27 +159,50 @@ impl ToolArgs {
         }
     }
 
-    /// [`get`](ToolArgs::get) as a bool: a set flag is `true`; a `Bool`, or
-    /// the text `true`/`false`, as itself.
+    /// [`get`](ToolArgs::get) as a bool, read the way shell users and
+    /// models write one: a set flag is `true`; a `Bool` is itself; an `Int`
+    /// is `!= 0`; the text `true`/`yes`/`1` is `true` and `false`/`no`/`0`
+    /// is `false` (ASCII case ignored, as in a JSON string); anything else,
+    /// `None`.
+    ///
+    /// ```
+    /// use gangway_codegen::args::{ToolArgs, Value};
+    ///
+    /// let mut args = ToolArgs::new();
+    /// args.named.insert("force".into(), Value::String("yes".into()));
+    /// args.named.insert("dry_run".into(), Value::Int(0));
+    /// assert_eq!(args.get_bool("force", 0), Some(true));
+    /// assert_eq!(args.get_bool("dry_run", 0), Some(false));
+    /// assert_eq!(args.get_bool("missing", 9), None);
+    /// ```
     pub fn get_bool(&self, name: &str, positional_index: usize) -> Option<bool> {
         if self.flags.contains(name) {
             return Some(true);
         }
         match self.get(name, positional_index)? {
-            Value::Bool(b) => Some(*b),
-            Value::Json(serde_json::Value::Bool(b)) => Some(*b),
-            Value::String(text) => match text.as_str() {
-                "true" => Some(true),
-                "false" => Some(false),
-                _ => None,
-            },
+            Value::Bool(b) | Value::Json(serde_json::Value::Bool(b)) => Some(*b),
+            Value::Int(n) => Some(*n != 0),
+            Value::Json(serde_json::Value::Number(n)) => n.as_i64().map(|n| n != 0),
+            Value::String(text) | Value::Json(serde_json::Value::String(text)) => bool_text(text),
             _ => None,
         }
     }
 
-    /// Whether the flag `name` is set: in `flags`, or a named `Bool(true)`.
+    /// Whether the flag `name` is set: in `flags`; a named `Bool(true)` or
+    /// non-zero `Int`; or a named non-empty string that does not say no
+    /// (anything but `false`/`no`/`0`, so `--color=auto` counts as set).
     pub fn has_flag(&self, name: &str) -> bool {
-        self.flags.contains(name) || matches!(self.named.get(name), Some(Value::Bool(true)))
+        if self.flags.contains(name) {
+            return true;
+        }
+        match self.named.get(name) {
+            Some(Value::Bool(b) | Value::Json(serde_json::Value::Bool(b))) => *b,
+            Some(Value::Int(n)) => *n != 0,
+            Some(Value::String(text) | Value::Json(serde_json::Value::String(text))) => {
+                !text.is_empty() && bool_text(text) != Some(false)
+            }
+            _ => false,
+        }
     }
 
     /// Moves `Bool` entries of `named` into `flags`, so a clap parser with
@@ -517,6 +540,20 @@ impl From<Vec<u8>> for Value {
     }
 }
 
+/// A word that spells a bool: `true`/`yes`/`1` or `false`/`no`/`0`, ASCII
+/// case ignored.
+fn bool_text(text: &str) -> Option<bool> {
+    const TRUE: [&str; 3] = ["true", "yes", "1"];
+    const FALSE: [&str; 3] = ["false", "no", "0"];
+    if TRUE.iter().any(|word| text.eq_ignore_ascii_case(word)) {
+        Some(true)
+    } else if FALSE.iter().any(|word| text.eq_ignore_ascii_case(word)) {
+        Some(false)
+    } else {
+        None
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -676,8 +713,38 @@ mod tests {
         assert_eq!(a.get_bool("b", 9), Some(false));
         assert_eq!(a.get_bool("all", 9), Some(true));
         assert!(a.has_flag("all"));
-        assert!(!a.has_flag("n"));
+        assert!(a.has_flag("n"), "a non-zero Int is set");
         assert_eq!(a.get_positional(1), None);
+    }
+
+    #[test]
+    fn bools_read_as_shell_users_and_models_write_them() {
+        let mut a = args();
+        let cases: [(Value, Option<bool>, bool); 16] = [
+            (Value::String("true".into()), Some(true), true),
+            (Value::String("yes".into()), Some(true), true),
+            (Value::String("1".into()), Some(true), true),
+            (Value::String("YES".into()), Some(true), true),
+            (Value::String("false".into()), Some(false), false),
+            (Value::String("no".into()), Some(false), false),
+            (Value::String("0".into()), Some(false), false),
+            (Value::String("False".into()), Some(false), false),
+            (Value::String("auto".into()), None, true),
+            (Value::String(String::new()), None, false),
+            (Value::Int(0), Some(false), false),
+            (Value::Int(-3), Some(true), true),
+            (Value::Bool(false), Some(false), false),
+            (Value::Json(serde_json::json!(true)), Some(true), true),
+            (Value::Json(serde_json::json!("no")), Some(false), false),
+            (Value::Float(1.0), None, false),
+        ];
+        for (value, as_bool, as_flag) in cases {
+            a.named.insert("x".into(), value.clone());
+            assert_eq!(a.get_bool("x", 9), as_bool, "get_bool of {value:?}");
+            assert_eq!(a.has_flag("x"), as_flag, "has_flag of {value:?}");
+        }
+        assert_eq!(a.get_bool("missing", 9), None);
+        assert!(!a.has_flag("missing"));
     }
 
     #[test]

@@ -158,11 +158,14 @@ impl ToolSchema {
             .iter()
             .any(|p| p.short.is_some_and(|c| c.is_ascii_digit()));
         let mut loose: Vec<&str> = Vec::new();
+        // How many loose words came before a `--`, when there is one.
+        let mut before_dashes = None;
         let mut index = 0;
         while index < words.len() {
             let word = words[index].as_ref();
             index += 1;
             if word == "--" {
+                before_dashes = Some(loose.len());
                 loose.extend(words[index..].iter().map(AsRef::as_ref));
                 break;
             }
@@ -201,7 +204,7 @@ impl ToolSchema {
                 loose.push(word);
             }
         }
-        self.place_positionals(&loose, &mut args)?;
+        self.place_positionals(&loose, before_dashes, &mut args)?;
         Ok(args)
     }
 
@@ -274,7 +277,7 @@ impl ToolSchema {
             };
             args.named.insert(param.name.to_string(), bound);
         }
-        self.place_positionals(&[], &mut args)?;
+        self.place_positionals(&[], None, &mut args)?;
         Ok(args)
     }
 
@@ -325,6 +328,19 @@ impl ToolSchema {
     /// The parameter whose short flag is `short`.
     pub fn param_by_short(&self, short: char) -> Option<&ParamSchema> {
         self.params.iter().find(|p| p.short == Some(short))
+    }
+
+    /// Whether `word` spells one of this schema's options or help
+    /// (`--limit`, `--limit=3`, `-n`, `-n3`, `-h`).
+    fn names_an_option(&self, word: &str) -> bool {
+        if let Some(body) = word.strip_prefix("--") {
+            let name = body.split_once('=').map_or(body, |(name, _)| name);
+            return name == "help" || self.param_by_long(name).is_some();
+        }
+        match word.strip_prefix('-').and_then(|rest| rest.chars().next()) {
+            Some(short) => short == 'h' || self.param_by_short(short).is_some(),
+            None => false,
+        }
     }
 
     fn param_by_any_name(&self, key: &str) -> Option<&ParamSchema> {
@@ -581,7 +597,16 @@ impl ToolSchema {
     /// Types the loose words by the positional parameters they fill, and
     /// moves named values of positional parameters into place, so a clap
     /// parser, which has no flag for a positional, still sees them.
-    fn place_positionals(&self, loose: &[&str], args: &mut ToolArgs) -> Result<(), BindError> {
+    ///
+    /// `before_dashes` is how many of the loose words came before a `--`,
+    /// if one was given: the words after it are values whatever they look
+    /// like, which the error for one too many says.
+    fn place_positionals(
+        &self,
+        loose: &[&str],
+        before_dashes: Option<usize>,
+        args: &mut ToolArgs,
+    ) -> Result<(), BindError> {
         let positionals: Vec<&ParamSchema> = self.positionals().collect();
         let mut placed: Vec<Value> = Vec::with_capacity(loose.len());
         let mut words = loose.iter();
@@ -635,16 +660,26 @@ impl ToolSchema {
                     self.name
                 )
             } else {
+                let names: Vec<String> = positionals.iter().map(|p| display_name(p)).collect();
                 format!(
-                    "unexpected argument `{extra}`: {} takes {} positional argument{}",
+                    "unexpected argument `{extra}`: {} takes {} positional argument{} ({})",
                     self.name,
                     positionals.len(),
-                    if positionals.len() == 1 { "" } else { "s" }
+                    if positionals.len() == 1 { "" } else { "s" },
+                    names.join(" ")
                 )
             };
-            let hint = extra
-                .starts_with('-')
-                .then(|| format!("to pass `{extra}` as a value, put `--` before it"));
+            // A loose word is a value already (after `--`, or a number like
+            // `-5`): adding `--` would not help. One after `--` that names an
+            // option was most likely meant as that option.
+            let position = loose.len() - words.len() - 1;
+            let after_dashes = before_dashes.is_some_and(|before| position >= before);
+            let hint = (after_dashes && self.names_an_option(extra)).then(|| {
+                format!(
+                    "`{extra}` comes after `--`, which makes it a value; \
+                     to use it as an option, put it before `--`"
+                )
+            });
             return Err(BindError::new(
                 BindErrorKind::UnexpectedArgument,
                 match hint {

@@ -70,7 +70,10 @@ impl ToolSchema {
                 };
                 let value = if p.is_flag() {
                     String::new()
-                } else if p.repeatable {
+                } else if takes_several_values(p) {
+                    // Only an option that takes several words per use
+                    // shows `...`; a repeatable one takes one per use
+                    // and says so in its notes.
                     format!(" {}...", value_placeholder(p))
                 } else {
                     format!(" {}", value_placeholder(p))
@@ -109,6 +112,9 @@ fn param_notes(param: &ParamSchema) -> String {
     if param.required && param.positional.is_none() {
         extra.push("required".to_owned());
     }
+    if param.repeatable && param.positional.is_none() && !param.is_flag() {
+        extra.push("repeatable".to_owned());
+    }
     if let Some(default) = &param.default
         && !(param.kind == ValueKind::Bool && default == "false")
     {
@@ -118,7 +124,10 @@ fn param_notes(param: &ParamSchema) -> String {
         extra.push(format!("aliases: {}", param.aliases.join(", ")));
     }
     if param.stdin {
-        extra.push("or piped on standard input".to_owned());
+        extra.push(format!(
+            "or piped on standard input; `--{}` wins when both are given",
+            param.long
+        ));
     }
     for note in extra {
         if !notes.is_empty() {
@@ -127,6 +136,14 @@ fn param_notes(param: &ParamSchema) -> String {
         let _ = write!(notes, "[{note}]");
     }
     notes
+}
+
+/// Whether one use of the option takes more than one word
+/// (`num_args = 2..`).
+fn takes_several_values(param: &ParamSchema) -> bool {
+    param
+        .consumes
+        .is_some_and(|count| count.max != Some(1) || count.min > 1)
 }
 
 fn write_rows(out: &mut String, rows: &[(String, String)]) {

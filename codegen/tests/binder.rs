@@ -315,13 +315,34 @@ fn unexpected_positionals_are_named() {
     assert_eq!(err.kind(), BindErrorKind::UnexpectedArgument);
     assert_eq!(
         err.to_string(),
-        "unexpected argument `b`: show takes 1 positional argument"
+        "unexpected argument `b`: show takes 1 positional argument (<file>)"
     );
+    // A dash word after `--` is a value already: no advice to add `--`.
     let none = ToolSchema::new("ping");
     let err = none.parse_words(&["--", "-x"]).unwrap_err();
     assert_eq!(
         err.to_string(),
-        "unexpected argument `-x`: ping takes no positional arguments; to pass `-x` as a value, put `--` before it"
+        "unexpected argument `-x`: ping takes no positional arguments"
+    );
+    // One that names an option belongs before the `--`.
+    let find = ToolSchema::new("notes-find")
+        .with_param(ParamSchema::new("text", ValueKind::String).positional(0))
+        .with_param(ParamSchema::new("limit", ValueKind::UInt).short('n'));
+    for option in ["-n", "-n3", "--limit", "--limit=3"] {
+        let err = find.parse_words(&["text", "--", option]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "unexpected argument `{option}`: notes-find takes 1 positional argument (<text>); \
+                 `{option}` comes after `--`, which makes it a value; to use it as an option, put it before `--`"
+            )
+        );
+    }
+    // A negative number is a value already: no advice about `--` either.
+    let err = find.parse_words(&["text", "-5"]).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "unexpected argument `-5`: notes-find takes 1 positional argument (<text>)"
     );
 }
 
@@ -627,4 +648,30 @@ fn a_list_positional_after_a_missing_optional_one_stays_by_name() {
 fn json_lists_must_fit_the_value_count() {
     let err = schema().parse_json(&json!({"point": [1]})).unwrap_err();
     assert_eq!(err.to_string(), "argument `point` takes 2 values, not 1");
+}
+
+#[test]
+fn help_shows_dots_only_for_several_values_per_use() {
+    let schema = ToolSchema::new("plot")
+        .with_param(ParamSchema::new("point", ValueKind::Float).consumes(2, Some(2)))
+        .with_param(
+            ParamSchema::new("tag", ValueKind::String)
+                .short('t')
+                .repeatable(),
+        )
+        .with_param(ParamSchema::new("color", ValueKind::String).consumes(0, Some(1)));
+    let help = schema.help_text();
+    let line = |flag: &str| {
+        help.lines()
+            .find(|l| l.contains(flag))
+            .unwrap_or_else(|| panic!("no {flag}:\n{help}"))
+            .to_owned()
+    };
+    assert!(line("--point").contains("--point <POINT>..."), "{help}");
+    let tag = line("--tag");
+    assert!(
+        tag.contains("-t, --tag <TAG> ") && tag.ends_with("[repeatable]"),
+        "{tag}"
+    );
+    assert!(!line("--color").contains("..."), "{help}");
 }

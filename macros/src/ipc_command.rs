@@ -3,8 +3,8 @@
 //! dummy impl so the user sees those errors and not a cascade.
 
 use gangway_codegen::model::{
-    ArgModel, CommandModel, Decode, FieldModel, KindSource, Missing, Rejected, SerdeDefault,
-    schema_tokens,
+    ArgModel, ByteResponse, CommandModel, Decode, FieldModel, KindSource, Missing, Rejected,
+    SerdeDefault, byte_response, schema_tokens,
 };
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
@@ -74,11 +74,25 @@ fn command_impl(model: &CommandModel) -> TokenStream {
     // Spanned on the response type, so a `Result` whose error cannot be shown
     // is reported there.
     let response_span = syn::spanned::Spanned::span(response);
-    let encode_call = quote_spanned! {response_span=>
-        #private::ReplyProbe::<Self::Response>::new().encode_reply(__gangway_response)
-    };
-    let decode_call = quote_spanned! {response_span=>
-        #private::ReplyProbe::<Self::Response>::new().decode_reply(__gangway_reply)
+    let (encode_call, decode_call) = match byte_response(response) {
+        // Raw bytes travel as MessagePack `bin`, so a client prints them
+        // byte for byte rather than as an array of numbers.
+        Some(ByteResponse::Whole | ByteResponse::InResult) => (
+            quote_spanned! {response_span=>
+                #private::BytesReply::encode_bytes_reply(__gangway_response)
+            },
+            quote_spanned! {response_span=>
+                <Self::Response as #private::BytesReply>::decode_bytes_reply(__gangway_reply)
+            },
+        ),
+        None => (
+            quote_spanned! {response_span=>
+                #private::ReplyProbe::<Self::Response>::new().encode_reply(__gangway_response)
+            },
+            quote_spanned! {response_span=>
+                #private::ReplyProbe::<Self::Response>::new().decode_reply(__gangway_reply)
+            },
+        ),
     };
     let apply_body = apply_args_body(model, &generics);
     let schema = schema_tokens(model);

@@ -34,18 +34,55 @@
 //! ```
 //!
 //! Modules:
-//! - [`ipc`]: the [`IpcCommand`](trait@IpcCommand) trait, the router and errors.
-//! - [`tool`]: schemas and the types that describe arguments.
+//! - [`ipc`]: the [`IpcCommand`](trait@IpcCommand) trait, the router and
+//!   errors; with the `ipc` feature, the server, the clients and the
+//!   sandbox environment.
+//! - [`tool`](mod@tool): schemas and the types that describe arguments.
 //! - [`stdio`]: JSON-RPC 2.0 over a child process's standard streams, for
 //!   local agents (ACP) and tool servers (MCP).
 //! - [`controller`]: starting, supervising and stopping commands, shells
 //!   and agents, sandboxed or not.
+//!
+//! # Cargo features
+//!
+//! All three are on by default; a host that needs less turns them off with
+//! `default-features = false` and names the ones it uses.
+//!
+//! | feature | default | what it brings | what it pulls in |
+//! |---|---|---|---|
+//! | `ipc` | yes | [`IpcServer`](crate::ipc::IpcServer), the clients ([`IpcClient`](crate::ipc::IpcClient), [`AsyncIpcClient`](crate::ipc::AsyncIpcClient)), [`SandboxEnv`](crate::ipc::SandboxEnv), the wire protocol ([`ipc::protocol`]); with `controller`, [`LaunchSpec::sandbox_env`](crate::controller::LaunchSpec::sandbox_env) | tokio (`net`, `rt`, `io-util`, `process`, ...), tokio-util, subtle, getrandom, tempfile |
+//! | `stdio` | yes | the [`stdio`] module: JSON-RPC 2.0 over a child's standard streams | tokio (`process`, `rt`, `io-util`, ...), tokio-util, nix (`signal`, `process`), tracing |
+//! | `controller` | yes | the [`controller`] module: subprocess, PTY shell and ACP agent controllers; turns on `stdio` (the agent controller speaks ACP through it) | what `stdio` pulls in, plus pty-process and nix's `term` |
+//!
+//! Always built, whatever the features: the derives
+//! ([`IpcCommand`](derive@IpcCommand), [`ArgEnum`](derive@ArgEnum)),
+//! `#[gangway::tool]`, the [`tool`](mod@tool) module, and the in-process
+//! part of [`ipc`]: the [`IpcCommand`](trait@IpcCommand) trait,
+//! [`IpcRouter`](crate::ipc::IpcRouter) (`dispatch` and `dispatch_argv`),
+//! [`Reply`](crate::ipc::Reply), [`CommandError`](crate::ipc::CommandError)
+//! and the errors. They need only serde, serde_json, MessagePack (rmp,
+//! rmp-serde, serde_bytes), clap and gangway's own codegen and macros
+//! crates, and no async runtime: a host may dispatch calls in process on
+//! the executor of its choice.
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+// The docs are written for the default features (docs.rs builds with all
+// of them); with some off, links to what is left out cannot resolve.
+#![cfg_attr(
+    not(all(feature = "ipc", feature = "stdio", feature = "controller")),
+    allow(rustdoc::broken_intra_doc_links)
+)]
+
+#[cfg(feature = "controller")]
+#[cfg_attr(docsrs, doc(cfg(feature = "controller")))]
 pub mod controller;
 pub mod ipc;
+#[cfg(feature = "stdio")]
+#[cfg_attr(docsrs, doc(cfg(feature = "stdio")))]
 pub mod stdio;
 pub mod tool;
 
+#[cfg(feature = "stdio")]
 mod process_tree;
 
 #[doc(hidden)]
@@ -116,7 +153,11 @@ pub use rmp_serde;
 /// - `positional`: filled by the next bare word, in field order; a last
 ///   positional of type `Vec<T>` takes all remaining words.
 /// - `stdin`: filled by piped standard input (one field; `String`,
-///   `Vec<u8>`, or either in an `Option`).
+///   `Vec<u8>`, or either in an `Option`). It is also an ordinary option
+///   (`--context text`), and a value given that way wins: stdin is then not
+///   read at all. Empty input is no input: with stdin on `/dev/null`,
+///   closed or an empty pipe, an `Option` stays `None` and a required field
+///   gets its empty value. A terminal is never read.
 /// - `state`: host state, never read from a request and kept as it is by
 ///   `apply_args`; must be `#[serde(skip)]`.
 /// - `method`: a `String` receiving the name the command was called by;
@@ -143,6 +184,13 @@ pub use rmp_serde;
 /// A type alias is not seen through: write `Option<T>`, `Vec<T>` or `bool`
 /// out, since they change how the argument is bound.
 pub use gangway_macros::IpcCommand;
+
+/// Turns a clap-style struct into a [`Tool`](tool::Tool): the attribute
+/// documented at [`gangway::tool::tool`](macro@tool::tool), also reachable
+/// here so `#[gangway::tool]` reads as `#[rmcp::tool]` does. (A macro and a
+/// module may share a name: `gangway::tool::Value` is still the module's.)
+#[doc(inline)]
+pub use gangway_macros::tool;
 
 /// Derives [`ArgType`](tool::ArgType) for an enum of unit variants, so a
 /// command argument can be one of its names (serde's names for the variants,

@@ -331,6 +331,72 @@ where
     }
 }
 
+/// A response of raw bytes in a container serde writes as a sequence
+/// (`Vec<u8>`, `Box<[u8]>`, or either as a `Result`'s success): sent as
+/// MessagePack `bin`, so clients print it byte for byte. Decoding also takes
+/// an array of integers, as an older host sends.
+pub trait BytesReply: Sized {
+    /// The response as a reply.
+    fn encode_bytes_reply(&self) -> Result<Reply, rmp_serde::encode::Error>;
+    /// The inverse of `encode_bytes_reply`.
+    fn decode_bytes_reply(reply: &Reply) -> Result<Self, DecodeError>;
+}
+
+fn bytes_payload(bytes: &[u8]) -> Result<Vec<u8>, rmp_serde::encode::Error> {
+    rmp_serde::to_vec(serde_bytes::Bytes::new(bytes))
+}
+
+fn bytes_from_payload(payload: &[u8]) -> Result<Vec<u8>, DecodeError> {
+    rmp_serde::from_slice::<serde_bytes::ByteBuf>(payload).map(serde_bytes::ByteBuf::into_vec)
+}
+
+impl BytesReply for Vec<u8> {
+    fn encode_bytes_reply(&self) -> Result<Reply, rmp_serde::encode::Error> {
+        bytes_payload(self).map(Reply::Success)
+    }
+
+    fn decode_bytes_reply(reply: &Reply) -> Result<Self, DecodeError> {
+        match reply {
+            Reply::Success(payload) | Reply::Failure { data: payload, .. } => {
+                bytes_from_payload(payload)
+            }
+        }
+    }
+}
+
+impl BytesReply for Box<[u8]> {
+    fn encode_bytes_reply(&self) -> Result<Reply, rmp_serde::encode::Error> {
+        bytes_payload(self).map(Reply::Success)
+    }
+
+    fn decode_bytes_reply(reply: &Reply) -> Result<Self, DecodeError> {
+        Vec::<u8>::decode_bytes_reply(reply).map(Vec::into_boxed_slice)
+    }
+}
+
+impl<T, E> BytesReply for Result<T, E>
+where
+    T: BytesReply,
+    E: serde::Serialize + serde::de::DeserializeOwned + Display,
+{
+    fn encode_bytes_reply(&self) -> Result<Reply, rmp_serde::encode::Error> {
+        match self {
+            Ok(bytes) => bytes.encode_bytes_reply(),
+            Err(error) => Ok(Reply::Failure {
+                message: error.to_string(),
+                data: rmp_serde::to_vec_named(error)?,
+            }),
+        }
+    }
+
+    fn decode_bytes_reply(reply: &Reply) -> Result<Self, DecodeError> {
+        match reply {
+            Reply::Success(_) => T::decode_bytes_reply(reply).map(Ok),
+            Reply::Failure { data, .. } => rmp_serde::from_slice(data).map(Err),
+        }
+    }
+}
+
 /// Autoref probe for the kind of a `#[tool]` argument whose type the syntax
 /// does not tell: a `clap::ValueEnum` gives its names, an `ArgType` its
 /// kind, anything else (parsed by clap from text) is text.

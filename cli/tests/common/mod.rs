@@ -194,6 +194,80 @@ impl Repeat {
     }
 }
 
+/// Greet someone: text without a final newline.
+#[derive(Clone, Serialize, IpcCommand)]
+#[ipc(name = "greet", response = String)]
+pub struct Greet {
+    /// Who.
+    #[ipc(positional)]
+    pub name: String,
+}
+
+impl Greet {
+    async fn handle(&mut self) -> String {
+        format!("hello {}", self.name)
+    }
+}
+
+/// Say what note was given: an optional stdin argument.
+#[derive(Clone, Serialize, IpcCommand)]
+#[ipc(name = "note", response = String)]
+pub struct Note {
+    /// The note.
+    #[ipc(stdin)]
+    pub note: Option<String>,
+}
+
+impl Note {
+    async fn handle(&mut self) -> String {
+        match &self.note {
+            None => "no note".to_owned(),
+            Some(note) => {
+                let start: String = note.chars().take(8).collect();
+                format!("a note of {} bytes: {start:?}", note.len())
+            }
+        }
+    }
+}
+
+/// Give the piped bytes back as a `Vec<u8>` response.
+#[derive(Clone, Serialize, IpcCommand)]
+#[ipc(name = "bytes", response = Vec<u8>)]
+pub struct Bytes {
+    /// The bytes.
+    #[ipc(stdin)]
+    pub data: Vec<u8>,
+}
+
+impl Bytes {
+    async fn handle(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.data)
+    }
+}
+
+/// A structured response whose fields are not in alphabetical order.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Report {
+    pub zebra: u32,
+    pub apple: String,
+    pub middle: Vec<bool>,
+}
+
+/// Report something, fields in declaration order.
+#[derive(Clone, Serialize, IpcCommand)]
+#[ipc(name = "report", response = Report)]
+pub struct ReportCommand {}
+
+impl ReportCommand {
+    async fn handle(&mut self) -> Report {
+        Report {
+            zebra: 26,
+            apple: "a".to_owned(),
+            middle: vec![true, false],
+        }
+    }
+}
+
 /// What the test commands keep across calls.
 #[derive(Clone, Default)]
 pub struct Tally {
@@ -235,6 +309,12 @@ pub fn router(tally: &Tally) -> IpcRouter {
             word: String::new(),
             times: 0,
         })
+        .register(Greet {
+            name: String::new(),
+        })
+        .register(Note { note: None })
+        .register(Bytes { data: vec![] })
+        .register(ReportCommand {})
 }
 
 /// A running host: a runtime, the server, and its wrappers.
@@ -281,43 +361,15 @@ impl Host {
     }
 
     /// A `bwrap` argv prefix (through `--`) for a sandbox that reaches this
-    /// host: a read-only root, a private /tmp, no network, its own pids,
-    /// and the socket directory, wrappers and client binary bound in.
+    /// host, from the runtime's own helper: a read-only root, a private
+    /// /tmp, every namespace unshared, and the socket directory, wrappers
+    /// and client binary bound in.
     pub fn bwrap_prefix(&self) -> Vec<String> {
-        let socket = match self.env().endpoint() {
-            gangway::ipc::Endpoint::Unix(path) => path.clone(),
-            other => panic!("not a Unix socket: {other}"),
-        };
-        let text = |path: &Path| path.to_str().unwrap().to_owned();
-        let socket_dir = text(socket.parent().unwrap());
-        let wrappers = text(self.wrappers.path());
-        // `--tmpfs /tmp` would hide the client when the build is under /tmp.
-        let client_dir = text(Path::new(GANGWAY).parent().unwrap());
-        let mut argv: Vec<String> = [
-            "bwrap",
-            "--ro-bind",
-            "/",
-            "/",
-            "--dev",
-            "/dev",
-            "--proc",
-            "/proc",
-            "--tmpfs",
-            "/tmp",
-        ]
-        .map(str::to_owned)
-        .to_vec();
-        for (flag, dir) in [
-            ("--bind", socket_dir),
-            ("--ro-bind", wrappers),
-            ("--ro-bind", client_dir),
-        ] {
-            argv.extend([flag.to_owned(), dir.clone(), dir]);
-        }
-        argv.extend(
-            ["--unshare-net", "--unshare-pid", "--die-with-parent", "--"].map(str::to_owned),
-        );
-        argv
+        gangway::ipc::Bwrap::new(&self.env())
+            .prefix()
+            .into_iter()
+            .map(|arg| arg.into_string().unwrap())
+            .collect()
     }
 
     pub fn wrapper(&self, name: &str) -> PathBuf {

@@ -22,4 +22,6 @@ pub use command::{ArgModel, CommandModel, FieldModel, FieldRole, Missing, Reject
 pub use naming::{RenameRule, kebab_case, snake_case};
 pub use tokens::{kind_tokens, schema_tokens, value_kind_tokens};
 pub use tool::{ToolDefault, ToolField, ToolModel};
-pub use ty::{ArgShape, Decode, KindSource, classify, is_bool, is_string};
+pub use ty::{
+    ArgShape, ByteResponse, Decode, KindSource, byte_response, classify, is_bool, is_string,
+};

@@ -159,6 +159,37 @@ fn is_bytes(ty: &Type) -> bool {
     matches!(last_ident(ty), Some((name, None)) if name == "ByteBuf" || name == "Bytes")
 }
 
+/// How a handler's response travels when it is raw bytes written as a
+/// plain byte container (`Vec<u8>`, `Box<[u8]>`), which serde would
+/// otherwise send as an array of numbers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ByteResponse {
+    /// The response is the bytes.
+    Whole,
+    /// The response is a `Result` (or `CommandResult`) whose success is the
+    /// bytes.
+    InResult,
+}
+
+/// Whether a response type is raw bytes in a container serde writes as a
+/// sequence, so the derive sends it as MessagePack `bin` (printed byte for
+/// byte). `ByteBuf`/`Bytes` already serialize as `bin`.
+pub fn byte_response(ty: &Type) -> Option<ByteResponse> {
+    let ty = peel(ty);
+    if is_byte_container(ty) {
+        return Some(ByteResponse::Whole);
+    }
+    generic_arg(ty, &["Result", "CommandResult"])
+        .filter(|ok| is_byte_container(peel(ok)))
+        .map(|_| ByteResponse::InResult)
+}
+
+/// `Vec<u8>` or `Box<[u8]>`.
+fn is_byte_container(ty: &Type) -> bool {
+    is_bytes(ty)
+        && !matches!(last_ident(ty), Some((name, None)) if name == "ByteBuf" || name == "Bytes")
+}
+
 fn is_u8(ty: &Type) -> bool {
     matches!(last_ident(ty), Some((name, None)) if name == "u8")
 }

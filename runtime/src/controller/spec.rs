@@ -5,6 +5,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
+#[cfg(feature = "ipc")]
 use crate::ipc::SandboxEnv;
 
 /// What a controller runs, kept so that a forced
@@ -28,6 +29,7 @@ pub struct LaunchSpec {
     args: Vec<OsString>,
     env: Vec<(OsString, OsString)>,
     cwd: Option<PathBuf>,
+    #[cfg(feature = "ipc")]
     sandbox: Option<SandboxEnv>,
     prefix: Vec<OsString>,
     stop_grace: Duration,
@@ -42,6 +44,7 @@ impl LaunchSpec {
             args: Vec::new(),
             env: Vec::new(),
             cwd: None,
+            #[cfg(feature = "ipc")]
             sandbox: None,
             prefix: Vec::new(),
             stop_grace: Duration::from_secs(5),
@@ -80,6 +83,8 @@ impl LaunchSpec {
     /// Gives the process what it needs to reach an
     /// [`IpcServer`](crate::ipc::IpcServer): endpoint, token, client binary,
     /// and the wrapper directory first on `PATH`.
+    #[cfg(feature = "ipc")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "ipc")))]
     pub fn sandbox_env(mut self, env: &SandboxEnv) -> Self {
         self.sandbox = Some(env.clone());
         self
@@ -122,7 +127,9 @@ impl LaunchSpec {
     /// environment's (with `PATH` led by the wrapper directory, built on the
     /// spec's `PATH` if it sets one, else the host's).
     pub fn env_vars(&self) -> Vec<(OsString, OsString)> {
+        #[cfg_attr(not(feature = "ipc"), allow(unused_mut))]
         let mut vars = self.env.clone();
+        #[cfg(feature = "ipc")]
         if let Some(sandbox) = &self.sandbox {
             let own_path = self
                 .env
@@ -173,7 +180,7 @@ impl LaunchSpec {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "ipc"))]
 mod tests {
     use super::*;
     use crate::ipc::Endpoint;

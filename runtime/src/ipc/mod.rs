@@ -37,20 +37,40 @@
 //! # });
 //! ```
 
+// Always built: the trait, the router (in-process dispatch, argv included)
+// and the errors need nothing beyond serde and MessagePack. The socket
+// side (server, clients, sandbox environment, wire protocol) is the `ipc`
+// feature.
 mod argv;
+#[cfg(feature = "ipc")]
+mod bwrap;
+#[cfg(feature = "ipc")]
 mod client;
 mod command;
+#[cfg(feature = "ipc")]
 mod env;
 mod error;
+#[cfg(feature = "ipc")]
+#[cfg_attr(docsrs, doc(cfg(feature = "ipc")))]
 pub mod protocol;
 mod router;
+#[cfg(feature = "ipc")]
 mod server;
 
 pub use argv::{ArgvOutcome, ArgvPlan};
+#[cfg(feature = "ipc")]
+#[cfg_attr(docsrs, doc(cfg(feature = "ipc")))]
+pub use bwrap::{Access, Bwrap, SandboxPath};
+#[cfg(feature = "ipc")]
+#[cfg_attr(docsrs, doc(cfg(feature = "ipc")))]
 pub use client::{AsyncIpcClient, ClientError, IpcClient, RemoteError};
 pub use command::{CommandError, CommandResult, IpcCommand, Reply};
+#[cfg(feature = "ipc")]
+#[cfg_attr(docsrs, doc(cfg(feature = "ipc")))]
 pub use env::{CommandEnv, ENV_BIN, ENV_ENDPOINT, ENV_TOKEN, SandboxEnv, locate_client_bin};
 pub use error::{IpcError, RegisterError, TryRegisterError};
+#[cfg(feature = "ipc")]
+#[cfg_attr(docsrs, doc(cfg(feature = "ipc")))]
 pub use server::{Endpoint, IpcServer, IpcServerBuilder, ShutdownReport};
 
 /// The error [`IpcCommand::apply_args`] and [`IpcCommand::decode_reply`] return.

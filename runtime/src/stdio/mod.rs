@@ -999,6 +999,7 @@ impl StdioTransport {
     }
 
     /// Sends `signal` to the peer (its process group when it leads one).
+    #[cfg(feature = "controller")]
     pub(crate) fn signal_peer(&self, signal: Signal) {
         if let Some(pid) = self.shared.pid
             && self.shared.exit.borrow().is_none()

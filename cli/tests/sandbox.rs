@@ -1,0 +1,60 @@
+//! The runtime's bubblewrap helper: a session built from `Bwrap` and the
+//! paths `SandboxEnv` lists reaches every command, and nothing else.
+
+mod common;
+
+use common::{Host, require, text};
+
+#[test]
+#[ignore = "needs bubblewrap"]
+fn a_bwrap_session_from_the_helper_calls_every_command() {
+    require(&["bwrap"]);
+    let host = Host::start();
+    let manifest = common::router(&common::Tally::default()).manifest();
+    // Every command answers its help inside the sandbox...
+    let mut script = String::new();
+    for command in &manifest.commands {
+        let name = &command.name;
+        script.push_str(&format!(
+            "{name} --help >/dev/null || echo \"{name} failed: $?\"\n"
+        ));
+    }
+    // ...and real calls work, with no network but loopback.
+    script.push_str("greet sandboxed; echo piped | upper; note; grep -c ':' /proc/net/dev\n");
+    let out = common::run(
+        gangway::ipc::Bwrap::new(&host.env()).command("sh", ["-c", &script]),
+        None,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        "hello sandboxed\nPIPED\nno note\n1\n",
+        "stderr: {}",
+        text(&out.stderr)
+    );
+    assert!(manifest.commands.len() >= 10, "{}", manifest.commands.len());
+}
+
+#[test]
+#[ignore = "needs bubblewrap"]
+fn the_listed_paths_are_all_a_session_needs() {
+    require(&["bwrap"]);
+    let host = Host::start();
+    // A sandbox that sees only the system directories and the listed
+    // paths (no host root, an empty /tmp): calls still work.
+    let mut command = std::process::Command::new("bwrap");
+    for dir in ["/usr", "/bin", "/lib", "/lib64", "/etc"] {
+        if std::path::Path::new(dir).exists() {
+            command.args(["--ro-bind", dir, dir]);
+        }
+    }
+    command
+        .args(["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"])
+        .args(["--unshare-all", "--die-with-parent"])
+        .args(host.env().bwrap_args())
+        .args(["--", "sh", "-c", "greet listed"]);
+    host.env().apply(&mut command);
+    let out = common::run(command, None);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "hello listed\n");
+}
