@@ -12,9 +12,9 @@
 //! demo expects.
 //!
 //! The example binary is also its own in-sandbox client: the wrappers run
-//! `$GANGWAY_BIN call ...`, and `GANGWAY_BIN` points back at this binary,
-//! which hands such a call to `gangway_cli::run`, as the `gangway` binary
-//! does.
+//! `$GANGWAY_BIN call ...`, `GANGWAY_BIN` points back at this binary, and
+//! `gangway::cli::run_if_call` (the runtime's `client` feature) serves such
+//! a call, as the `gangway` binary does.
 
 use std::process::{Command, Stdio};
 use std::sync::Arc;
@@ -145,10 +145,9 @@ fn unshare_works() -> bool {
 }
 
 fn main() {
-    // Called back by a wrapper: act as the `gangway` client.
-    let args: Vec<_> = std::env::args_os().collect();
-    if args.get(1).is_some_and(|arg| arg == "call") {
-        std::process::exit(gangway_cli::run(args));
+    // Called back by a wrapper: act as the client.
+    if let Some(code) = gangway::cli::run_if_call(std::env::args_os()) {
+        std::process::exit(code);
     }
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -182,7 +181,7 @@ async fn host() -> i32 {
         });
 
     let wrappers = tempfile::tempdir().expect("a directory for the wrappers");
-    gangway_codegen::write_wrappers(&router.manifest(), wrappers.path())
+    gangway::wrappers::write_wrappers(&router.manifest(), wrappers.path())
         .expect("wrappers are written");
     let me = std::env::current_exe().expect("this program's path");
     let server = IpcServer::builder()

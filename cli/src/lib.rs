@@ -1,48 +1,21 @@
 //! The `gangway` command.
 //!
 //! - `gangway call <command> [--stdin <arg>] -- <args...>`: the in-sandbox
-//!   client every wrapper script runs. It sends the words untouched to the
-//!   host named by `GANGWAY_ENDPOINT` (with `GANGWAY_TOKEN`), and prints the
-//!   response and exits 0:
-//!   - text ends with a newline (one is added when the command's `String`
-//!     lacks it; empty text prints nothing), so calls in a row read line by
-//!     line;
-//!   - JSON (any structured response) ends with a newline, its keys in the
-//!     order the response type serializes them; indented when stdout is a
-//!     terminal, one compact line otherwise (as `jq` does);
-//!   - bytes (`Vec<u8>`, `serde_bytes`) are written byte for byte, nothing
-//!     added; `()` prints nothing.
-//!
-//!   Standard input: when the wrapper names a stdin argument, stdin is not a
-//!   terminal, and the host says the call takes it (not for `--help`, a
-//!   usage error, or the argument given explicitly as `--arg value`, which
-//!   wins), stdin is read to its end and sent. Empty input is no input: with
-//!   stdin on `/dev/null`, closed, or an empty pipe, an `Option` argument
-//!   stays `None` and a required `String`/`Vec<u8>` one gets an empty value.
-//!   A pipe that never closes is never read by a call that does not take it.
-//!
-//!   Exit codes: 1 when the handler failed, 2 for a usage error (or input
-//!   too large to send), 69 when the host cannot be reached, 74 when
-//!   standard input cannot be read.
+//!   client every wrapper script runs; [`gangway::cli`] is the whole of it
+//!   (how responses print, when stdin is read, the exit codes), so a host
+//!   binary with the runtime's `client` feature can be its own client.
 //! - `gangway wrappers (--manifest <file> | --src <dir>) --out <dir> [--check]`
 //! - `gangway manifest --src <dir>`
 //! - `gangway reference (--manifest <file> | --src <dir>)`
 //!
-//! The library's [`run`] is the whole command, so a host binary can act as
-//! its own client (a multi-call binary) instead of shipping this one.
+//! The library's [`run`] is the whole command.
 
 use std::ffi::OsString;
-use std::io::{self, IsTerminal, Read, Write};
+use std::io::{self, Write};
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
-use gangway::ipc::{ArgvOutcome, ClientError, IpcClient, protocol};
 use gangway::tool::Manifest;
-
-/// Exit code: the host could not be reached, or the exchange broke.
-const EXIT_UNAVAILABLE: i32 = protocol::EXIT_UNAVAILABLE;
-/// Exit code: a usage mistake.
-const EXIT_USAGE: i32 = 2;
 
 /// Expose host commands to sandboxed shells.
 #[derive(Debug, Parser)]
@@ -64,6 +37,8 @@ enum Command {
     Reference(Source),
 }
 
+// Parsed by `gangway::cli`; described here for `gangway --help`.
+#[allow(dead_code)]
 #[derive(Debug, Args)]
 struct Call {
     /// The command.
@@ -117,7 +92,12 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
-    let cli = match Cli::try_parse_from(args) {
+    let all: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    // The in-sandbox call path is the runtime's client, with no clap on it.
+    if let Some(code) = gangway::cli::run_if_call(all.iter().cloned()) {
+        return code;
+    }
+    let cli = match Cli::try_parse_from(&all) {
         Ok(cli) => cli,
         Err(error) => {
             let _ = error.print();
@@ -125,7 +105,9 @@ where
         }
     };
     match cli.command {
-        Command::Call(call) => run_call(call),
+        // Handed to the client before clap parses anything (above); clap
+        // knows `call` only to list it in `gangway --help`.
+        Command::Call(_) => gangway::cli::run(all),
         Command::Wrappers(wrappers) => run_wrappers(wrappers),
         Command::Manifest(source) => match scan(&source.src) {
             Ok(manifest) => print_json(&manifest),
@@ -217,184 +199,4 @@ fn run_wrappers(wrappers: Wrappers) -> i32 {
         }
         Err(error) => fail(&error),
     }
-}
-
-fn run_call(call: Call) -> i32 {
-    let mut words = Vec::with_capacity(call.args.len());
-    for (index, arg) in call.args.into_iter().enumerate() {
-        match arg.into_string() {
-            Ok(word) => words.push(word),
-            Err(arg) => {
-                eprintln!(
-                    "{}: argument {} ({}) is not UTF-8 text, which commands cannot take",
-                    call.command,
-                    index + 1,
-                    arg.to_string_lossy()
-                );
-                return EXIT_USAGE;
-            }
-        }
-    }
-    let mut client = match IpcClient::from_env() {
-        Ok(client) => client,
-        Err(error) => return report_error(&call.command, &error),
-    };
-    // The host decides whether stdin is used (not for help, a usage error,
-    // or a stdin argument given explicitly); it is read only then, so a pipe
-    // that never closes blocks only a command that reads it.
-    let piped = call.stdin.is_some() && stdin_is_piped();
-    let outcome = if piped {
-        client.call_argv_piped(&call.command, &words, read_stdin)
-    } else {
-        client.call_argv(&call.command, &words, None)
-    };
-    match outcome {
-        Ok(ArgvOutcome::Help(text)) => write_out(text.as_bytes()),
-        Ok(ArgvOutcome::Response(payload)) => print_response(&call.command, &payload),
-        Ok(_) => 0,
-        Err(error) => report_error(&call.command, &error),
-    }
-}
-
-/// Whether standard input is something to read: not a terminal. (A
-/// closed descriptor is reopened on `/dev/null` by Rust's runtime, so it
-/// reads as empty input.)
-fn stdin_is_piped() -> bool {
-    !io::stdin().is_terminal()
-}
-
-/// Standard input, whole, or one byte more than `room` when it does not
-/// fit (the client refuses that).
-fn read_stdin(room: usize) -> Result<Vec<u8>, ClientError> {
-    let mut bytes = Vec::new();
-    io::stdin()
-        .lock()
-        .take(room as u64 + 1)
-        .read_to_end(&mut bytes)
-        .map_err(ClientError::Stdin)?;
-    Ok(bytes)
-}
-
-fn report_error(command: &str, error: &ClientError) -> i32 {
-    match error.remote() {
-        Some(remote) => {
-            eprintln!("{}", remote.message);
-            if matches!(remote.kind.as_str(), "usage" | "invalid_params") {
-                eprintln!("try `{command} --help` for the arguments it takes");
-            }
-            remote.exit
-        }
-        None => {
-            eprintln!("{command}: {error}");
-            error.exit_code()
-        }
-    }
-}
-
-/// Prints a response: a string as text ending with a newline (one added
-/// when missing; empty text prints nothing), `()`/null as nothing, binary
-/// byte for byte, anything else as JSON ending with a newline.
-fn print_response(command: &str, payload: &[u8]) -> i32 {
-    let value = match rmpv::decode::read_value(&mut &payload[..]) {
-        Ok(value) => value,
-        Err(error) => {
-            eprintln!("{command}: the response is not MessagePack: {error}");
-            return EXIT_UNAVAILABLE;
-        }
-    };
-    match value {
-        rmpv::Value::Nil => 0,
-        rmpv::Value::String(text) => write_out(&text_line(text.as_bytes())),
-        rmpv::Value::Binary(bytes) => write_out(&bytes),
-        other => match json_text(&other, io::stdout().is_terminal()) {
-            Ok(text) => write_out(&text),
-            Err(error) => {
-                eprintln!("{command}: the response cannot be shown as JSON: {error}");
-                EXIT_UNAVAILABLE
-            }
-        },
-    }
-}
-
-/// Text as a shell prints it: ending with one newline, added when missing,
-/// so calls in a row read line by line. Empty text prints nothing.
-fn text_line(text: &[u8]) -> std::borrow::Cow<'_, [u8]> {
-    if text.is_empty() || text.ends_with(b"\n") {
-        std::borrow::Cow::Borrowed(text)
-    } else {
-        let mut line = Vec::with_capacity(text.len() + 1);
-        line.extend_from_slice(text);
-        line.push(b'\n');
-        std::borrow::Cow::Owned(line)
-    }
-}
-
-/// A MessagePack value written as JSON with its map entries in the order
-/// they arrived, which is the order the response type serializes its
-/// fields (going through `serde_json::Map` would sort them).
-struct InOrder<'a>(&'a rmpv::Value);
-
-impl serde::Serialize for InOrder<'_> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::{SerializeMap, SerializeSeq};
-        match self.0 {
-            rmpv::Value::Nil => serializer.serialize_unit(),
-            rmpv::Value::Boolean(b) => serializer.serialize_bool(*b),
-            rmpv::Value::Integer(n) => match (n.as_i64(), n.as_u64()) {
-                (Some(i), _) => serializer.serialize_i64(i),
-                (None, Some(u)) => serializer.serialize_u64(u),
-                _ => serializer.serialize_unit(),
-            },
-            // JSON has no NaN or infinity: serde_json writes them as null.
-            rmpv::Value::F32(x) => serializer.serialize_f64(f64::from(*x)),
-            rmpv::Value::F64(x) => serializer.serialize_f64(*x),
-            rmpv::Value::String(text) => {
-                serializer.serialize_str(&String::from_utf8_lossy(text.as_bytes()))
-            }
-            rmpv::Value::Binary(bytes) | rmpv::Value::Ext(_, bytes) => {
-                let mut seq = serializer.serialize_seq(Some(bytes.len()))?;
-                for byte in bytes {
-                    seq.serialize_element(byte)?;
-                }
-                seq.end()
-            }
-            rmpv::Value::Array(items) => {
-                let mut seq = serializer.serialize_seq(Some(items.len()))?;
-                for item in items {
-                    seq.serialize_element(&InOrder(item))?;
-                }
-                seq.end()
-            }
-            rmpv::Value::Map(entries) => {
-                let mut map = serializer.serialize_map(Some(entries.len()))?;
-                for (key, value) in entries {
-                    match key {
-                        rmpv::Value::String(text) => map.serialize_entry(
-                            &*String::from_utf8_lossy(text.as_bytes()),
-                            &InOrder(value),
-                        )?,
-                        // JSON keys are text: any other key as its JSON.
-                        other => {
-                            let key = serde_json::to_string(&InOrder(other))
-                                .map_err(serde::ser::Error::custom)?;
-                            map.serialize_entry(&key, &InOrder(value))?
-                        }
-                    }
-                }
-                map.end()
-            }
-        }
-    }
-}
-
-/// A structured response as JSON ending with a newline: indented for a
-/// person at a terminal, one compact line on a pipe, as `jq` does.
-fn json_text(value: &rmpv::Value, pretty: bool) -> Result<Vec<u8>, serde_json::Error> {
-    let mut out = if pretty {
-        serde_json::to_vec_pretty(&InOrder(value))?
-    } else {
-        serde_json::to_vec(&InOrder(value))?
-    };
-    out.push(b'\n');
-    Ok(out)
 }

@@ -72,7 +72,7 @@ fn wrappers_from_a_manifest_and_from_source_are_identical() {
     ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(
-        text(&out.stderr).contains("9 written, 0 unchanged, 0 removed"),
+        text(&out.stderr).contains("13 written, 0 unchanged, 0 removed"),
         "{}",
         text(&out.stderr)
     );
@@ -118,7 +118,7 @@ fn check_reports_a_diff_and_writing_is_idempotent() {
     assert_eq!(check.status.code(), Some(0), "{}", text(&check.stdout));
     let again = gangway(&["wrappers", "--src", &src, "--out", out_dir]);
     assert!(
-        text(&again.stderr).contains("0 written, 9 unchanged, 0 removed"),
+        text(&again.stderr).contains("0 written, 13 unchanged, 0 removed"),
         "{}",
         text(&again.stderr)
     );

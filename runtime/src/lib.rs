@@ -42,17 +42,39 @@
 //!   local agents (ACP) and tool servers (MCP).
 //! - [`controller`]: starting, supervising and stopping commands, shells
 //!   and agents, sandboxed or not.
+//! - `wrappers` (feature `wrappers`): write the wrapper scripts at run time.
+//! - `cli` (feature `client`): the in-sandbox client, for a host binary that
+//!   is its own client.
+//!
+//! # In your `Cargo.toml`
+//!
+//! The package is `gangway-runtime` (crates.io's `gangway` is another
+//! crate); its library is `gangway`, so code says `use gangway::...`. A host
+//! that writes its wrappers and is its own in-sandbox client needs this
+//! crate alone, with two features, beside serde and tokio:
+//!
+//! ```toml
+//! [dependencies]
+//! gangway-runtime = { version = "0.1", features = ["wrappers", "client"] }
+//! serde = { version = "1", features = ["derive"] }
+//! tokio = { version = "1", features = ["rt-multi-thread"] }
+//! ```
+//!
+//! The README's "Use it in your crate" has the complete `main.rs`.
 //!
 //! # Cargo features
 //!
-//! All three are on by default; a host that needs less turns them off with
-//! `default-features = false` and names the ones it uses.
+//! `ipc`, `stdio` and `controller` are on by default; a host that needs
+//! less turns them off with `default-features = false` and names the ones
+//! it uses. `wrappers` and `client` are off by default.
 //!
 //! | feature | default | what it brings | what it pulls in |
 //! |---|---|---|---|
 //! | `ipc` | yes | [`IpcServer`](crate::ipc::IpcServer), the clients ([`IpcClient`](crate::ipc::IpcClient), [`AsyncIpcClient`](crate::ipc::AsyncIpcClient)), [`SandboxEnv`](crate::ipc::SandboxEnv), the wire protocol ([`ipc::protocol`]); with `controller`, [`LaunchSpec::sandbox_env`](crate::controller::LaunchSpec::sandbox_env) | tokio (`net`, `rt`, `io-util`, `process`, ...), tokio-util, subtle, getrandom, tempfile |
 //! | `stdio` | yes | the [`stdio`] module: JSON-RPC 2.0 over a child's standard streams | tokio (`process`, `rt`, `io-util`, ...), tokio-util, nix (`signal`, `process`), tracing |
 //! | `controller` | yes | the [`controller`] module: subprocess, PTY shell and ACP agent controllers; turns on `stdio` (the agent controller speaks ACP through it) | what `stdio` pulls in, plus pty-process and nix's `term` |
+//! | `wrappers` | no | `gangway::wrappers`: `write_wrappers`/`check_wrappers` from a router's manifest | gangway-codegen's `wrappers` (handlebars, shlex, similar, tempfile; not `syn`) |
+//! | `client` | no | `gangway::cli`: `run_if_call`/`run`, the in-sandbox client (turns on `ipc`) | rmpv |
 //!
 //! Always built, whatever the features: the derives
 //! ([`IpcCommand`](derive@IpcCommand), [`ArgEnum`](derive@ArgEnum)),
@@ -73,6 +95,9 @@
     allow(rustdoc::broken_intra_doc_links)
 )]
 
+#[cfg(feature = "client")]
+#[cfg_attr(docsrs, doc(cfg(feature = "client")))]
+pub mod cli;
 #[cfg(feature = "controller")]
 #[cfg_attr(docsrs, doc(cfg(feature = "controller")))]
 pub mod controller;
@@ -90,6 +115,14 @@ mod process_tree;
 pub mod __private;
 
 pub use ipc::IpcCommand;
+
+/// Wrapper scripts from a router's manifest, written at run time:
+/// [`write_wrappers`](wrappers::write_wrappers) (atomic, idempotent, never
+/// replacing a file it did not write) and
+/// [`check_wrappers`](wrappers::check_wrappers).
+#[cfg(feature = "wrappers")]
+#[cfg_attr(docsrs, doc(cfg(feature = "wrappers")))]
+pub use gangway_codegen::wrappers;
 
 /// The MessagePack codec the wire protocol uses, re-exported so a
 /// hand-written [`IpcCommand`](trait@IpcCommand) names the same version.

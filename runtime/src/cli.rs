@@ -1,0 +1,435 @@
+//! The in-sandbox client: what a wrapper runs for one call
+//! (`<client> call <command> [--stdin <arg>] -- <args...>`), so a host
+//! binary can be its own client (a multi-call binary) without shipping the
+//! `gangway` CLI into the sandbox.
+//!
+//! ```no_run
+//! fn main() {
+//!     // Wrappers run `$GANGWAY_BIN call <command> -- <args...>`, with
+//!     // GANGWAY_BIN naming this program (`IpcServer::builder().client_bin`).
+//!     if let Some(code) = gangway::cli::run_if_call(std::env::args_os()) {
+//!         std::process::exit(code);
+//!     }
+//!     // ...the host's own work: the router, the server, the sandbox.
+//! }
+//! ```
+//!
+//! A call sends the words untouched to the host named by
+//! `GANGWAY_ENDPOINT` (with `GANGWAY_TOKEN`), prints the response and exits
+//! 0:
+//! - text ends with a newline (one is added when the command's `String`
+//!   lacks it; empty text prints nothing), so calls in a row read line by
+//!   line;
+//! - JSON (any structured response) ends with a newline, its keys in the
+//!   order the response type serializes them; indented when stdout is a
+//!   terminal, one compact line otherwise (as `jq` does);
+//! - bytes (`Vec<u8>`, `Box<[u8]>`, `serde_bytes`) are written byte for
+//!   byte, nothing added; `()` prints nothing.
+//!
+//! Standard input: when the wrapper names a stdin argument, stdin is not a
+//! terminal, and the host says the call takes it (not for `--help`, a usage
+//! error, or the argument given explicitly as `--arg value`, which wins),
+//! stdin is read to its end and sent. Empty input is no input: with stdin
+//! on `/dev/null`, closed, or an empty pipe, an `Option` argument stays
+//! `None` and a required `String`/`Vec<u8>` one gets an empty value. A pipe
+//! that never closes is never read by a call that does not take it.
+//!
+//! Exit codes: 1 when the handler failed, 2 for a usage error (or input
+//! too large to send), 69 when the host cannot be reached, 74 when standard
+//! input cannot be read.
+
+use std::ffi::OsString;
+use std::io::{self, IsTerminal, Read, Write};
+
+use crate::ipc::{ArgvOutcome, ClientError, IpcClient, protocol};
+
+/// Exit code: the host could not be reached, or the exchange broke.
+const EXIT_UNAVAILABLE: i32 = protocol::EXIT_UNAVAILABLE;
+/// Exit code: a usage mistake.
+const EXIT_USAGE: i32 = 2;
+
+/// How to call the client, for its usage errors.
+const USAGE: &str = "call <command> [--stdin <arg>] [--] <args...>";
+
+/// One parsed `call`.
+#[derive(Debug, PartialEq)]
+struct Call {
+    command: String,
+    stdin: Option<String>,
+    args: Vec<OsString>,
+}
+
+/// Runs the client with these arguments (the first is the program name,
+/// the second `call`) and returns the exit code.
+pub fn run<I, T>(args: I) -> i32
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString>,
+{
+    let mut args = args.into_iter().map(Into::into);
+    let program = args
+        .next()
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "gangway".to_owned());
+    match parse_call(args) {
+        Ok(Some(call)) => run_call(call),
+        Ok(None) => {
+            // `call --help`: what a person trying the client by hand asks.
+            let _ = write_out(
+                format!(
+                    "Call a host command (what wrapper scripts run).\n\nUsage: {program} {USAGE}\n"
+                )
+                .as_bytes(),
+            );
+            0
+        }
+        Err(message) => {
+            eprintln!("{program}: {message}\nusage: {program} {USAGE}");
+            EXIT_USAGE
+        }
+    }
+}
+
+/// If `args` are a client call (`<program> call ...`, what a wrapper runs),
+/// runs it and gives its exit code; `None` otherwise, for a host binary
+/// that is its own client to go on with its own work.
+pub fn run_if_call<I, T>(args: I) -> Option<i32>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString>,
+{
+    let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    (args.get(1).is_some_and(|arg| arg == "call")).then(|| run(args))
+}
+
+/// Reads `call <command> [--stdin <arg>] [--] <args...>`; `Ok(None)` for
+/// `call --help`. Options are read only before the command's own words.
+fn parse_call(mut args: impl Iterator<Item = OsString>) -> Result<Option<Call>, String> {
+    match args.next() {
+        Some(word) if word == "call" => {}
+        Some(word) => {
+            return Err(format!(
+                "unknown subcommand `{}`; this client only makes calls",
+                word.to_string_lossy()
+            ));
+        }
+        None => return Err("missing the subcommand `call`".to_owned()),
+    }
+    let mut command = None;
+    let mut stdin = None;
+    let mut rest = Vec::new();
+    while let Some(word) = args.next() {
+        let text = word.to_str();
+        match text {
+            Some("--") => {
+                rest.extend(args.by_ref());
+                break;
+            }
+            Some("--help" | "-h") if command.is_none() => return Ok(None),
+            Some("--stdin") => match args.next().map(OsString::into_string) {
+                Some(Ok(arg)) => stdin = Some(arg),
+                Some(Err(_)) => {
+                    return Err("`--stdin` names an argument: it must be UTF-8 text".to_owned());
+                }
+                None => {
+                    return Err(
+                        "`--stdin` needs the name of an argument, as in `--stdin text`".to_owned(),
+                    );
+                }
+            },
+            Some(option) if option.starts_with("--stdin=") => {
+                stdin = Some(option["--stdin=".len()..].to_owned());
+            }
+            Some(name) if command.is_none() && !name.starts_with('-') => {
+                command = Some(name.to_owned())
+            }
+            _ if command.is_some() => {
+                // The command's own words begin: untouched from here on.
+                rest.push(word);
+                rest.extend(args.by_ref());
+                break;
+            }
+            _ => {
+                return Err(format!(
+                    "expected a command name, found `{}`",
+                    word.to_string_lossy()
+                ));
+            }
+        }
+    }
+    let Some(command) = command else {
+        return Err("missing the command to call".to_owned());
+    };
+    Ok(Some(Call {
+        command,
+        stdin,
+        args: rest,
+    }))
+}
+
+fn fail(error: &dyn std::fmt::Display) -> i32 {
+    eprintln!("gangway: {error}");
+    1
+}
+
+fn write_out(bytes: &[u8]) -> i32 {
+    let mut stdout = io::stdout().lock();
+    match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
+        Ok(()) => 0,
+        // A closed pipe (`cmd | head`) is not the command's failure.
+        Err(error) if error.kind() == io::ErrorKind::BrokenPipe => 0,
+        Err(error) => fail(&error),
+    }
+}
+
+fn run_call(call: Call) -> i32 {
+    let mut words = Vec::with_capacity(call.args.len());
+    for (index, arg) in call.args.into_iter().enumerate() {
+        match arg.into_string() {
+            Ok(word) => words.push(word),
+            Err(arg) => {
+                eprintln!(
+                    "{}: argument {} ({}) is not UTF-8 text, which commands cannot take",
+                    call.command,
+                    index + 1,
+                    arg.to_string_lossy()
+                );
+                return EXIT_USAGE;
+            }
+        }
+    }
+    let mut client = match IpcClient::from_env() {
+        Ok(client) => client,
+        Err(error) => return report_error(&call.command, &error),
+    };
+    // The host decides whether stdin is used (not for help, a usage error,
+    // or a stdin argument given explicitly); it is read only then, so a pipe
+    // that never closes blocks only a command that reads it.
+    let piped = call.stdin.is_some() && stdin_is_piped();
+    let outcome = if piped {
+        client.call_argv_piped(&call.command, &words, read_stdin)
+    } else {
+        client.call_argv(&call.command, &words, None)
+    };
+    match outcome {
+        Ok(ArgvOutcome::Help(text)) => write_out(text.as_bytes()),
+        Ok(ArgvOutcome::Response(payload)) => print_response(&call.command, &payload),
+        Err(error) => report_error(&call.command, &error),
+    }
+}
+
+/// Whether standard input is something to read: not a terminal. (A
+/// closed descriptor is reopened on `/dev/null` by Rust's runtime, so it
+/// reads as empty input.)
+fn stdin_is_piped() -> bool {
+    !io::stdin().is_terminal()
+}
+
+/// Standard input, whole, or one byte more than `room` when it does not
+/// fit (the client refuses that).
+fn read_stdin(room: usize) -> Result<Vec<u8>, ClientError> {
+    let mut bytes = Vec::new();
+    io::stdin()
+        .lock()
+        .take(room as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(ClientError::Stdin)?;
+    Ok(bytes)
+}
+
+fn report_error(command: &str, error: &ClientError) -> i32 {
+    match error.remote() {
+        Some(remote) => {
+            eprintln!("{}", remote.message);
+            if matches!(remote.kind.as_str(), "usage" | "invalid_params") {
+                eprintln!("try `{command} --help` for the arguments it takes");
+            }
+            remote.exit
+        }
+        None => {
+            eprintln!("{command}: {error}");
+            error.exit_code()
+        }
+    }
+}
+
+/// Prints a response: a string as text ending with a newline (one added
+/// when missing; empty text prints nothing), `()`/null as nothing, binary
+/// byte for byte, anything else as JSON ending with a newline.
+fn print_response(command: &str, payload: &[u8]) -> i32 {
+    let value = match rmpv::decode::read_value(&mut &payload[..]) {
+        Ok(value) => value,
+        Err(error) => {
+            eprintln!("{command}: the response is not MessagePack: {error}");
+            return EXIT_UNAVAILABLE;
+        }
+    };
+    match value {
+        rmpv::Value::Nil => 0,
+        rmpv::Value::String(text) => write_out(&text_line(text.as_bytes())),
+        rmpv::Value::Binary(bytes) => write_out(&bytes),
+        other => match json_text(&other, io::stdout().is_terminal()) {
+            Ok(text) => write_out(&text),
+            Err(error) => {
+                eprintln!("{command}: the response cannot be shown as JSON: {error}");
+                EXIT_UNAVAILABLE
+            }
+        },
+    }
+}
+
+/// Text as a shell prints it: ending with one newline, added when missing,
+/// so calls in a row read line by line. Empty text prints nothing.
+fn text_line(text: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    if text.is_empty() || text.ends_with(b"\n") {
+        std::borrow::Cow::Borrowed(text)
+    } else {
+        let mut line = Vec::with_capacity(text.len() + 1);
+        line.extend_from_slice(text);
+        line.push(b'\n');
+        std::borrow::Cow::Owned(line)
+    }
+}
+
+/// A MessagePack value written as JSON with its map entries in the order
+/// they arrived, which is the order the response type serializes its
+/// fields (going through `serde_json::Map` would sort them).
+struct InOrder<'a>(&'a rmpv::Value);
+
+impl serde::Serialize for InOrder<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{SerializeMap, SerializeSeq};
+        match self.0 {
+            rmpv::Value::Nil => serializer.serialize_unit(),
+            rmpv::Value::Boolean(b) => serializer.serialize_bool(*b),
+            rmpv::Value::Integer(n) => match (n.as_i64(), n.as_u64()) {
+                (Some(i), _) => serializer.serialize_i64(i),
+                (None, Some(u)) => serializer.serialize_u64(u),
+                _ => serializer.serialize_unit(),
+            },
+            // JSON has no NaN or infinity: serde_json writes them as null.
+            rmpv::Value::F32(x) => serializer.serialize_f64(f64::from(*x)),
+            rmpv::Value::F64(x) => serializer.serialize_f64(*x),
+            rmpv::Value::String(text) => {
+                serializer.serialize_str(&String::from_utf8_lossy(text.as_bytes()))
+            }
+            rmpv::Value::Binary(bytes) | rmpv::Value::Ext(_, bytes) => {
+                let mut seq = serializer.serialize_seq(Some(bytes.len()))?;
+                for byte in bytes {
+                    seq.serialize_element(byte)?;
+                }
+                seq.end()
+            }
+            rmpv::Value::Array(items) => {
+                let mut seq = serializer.serialize_seq(Some(items.len()))?;
+                for item in items {
+                    seq.serialize_element(&InOrder(item))?;
+                }
+                seq.end()
+            }
+            rmpv::Value::Map(entries) => {
+                let mut map = serializer.serialize_map(Some(entries.len()))?;
+                for (key, value) in entries {
+                    match key {
+                        rmpv::Value::String(text) => map.serialize_entry(
+                            &*String::from_utf8_lossy(text.as_bytes()),
+                            &InOrder(value),
+                        )?,
+                        // JSON keys are text: any other key as its JSON.
+                        other => {
+                            let key = serde_json::to_string(&InOrder(other))
+                                .map_err(serde::ser::Error::custom)?;
+                            map.serialize_entry(&key, &InOrder(value))?
+                        }
+                    }
+                }
+                map.end()
+            }
+        }
+    }
+}
+
+/// A structured response as JSON ending with a newline: indented for a
+/// person at a terminal, one compact line on a pipe, as `jq` does.
+fn json_text(value: &rmpv::Value, pretty: bool) -> Result<Vec<u8>, serde_json::Error> {
+    let mut out = if pretty {
+        serde_json::to_vec_pretty(&InOrder(value))?
+    } else {
+        serde_json::to_vec(&InOrder(value))?
+    };
+    out.push(b'\n');
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(words: &[&str]) -> Result<Option<Call>, String> {
+        parse_call(words.iter().map(OsString::from))
+    }
+
+    fn call(command: &str, stdin: Option<&str>, args: &[&str]) -> Option<Call> {
+        Some(Call {
+            command: command.to_owned(),
+            stdin: stdin.map(str::to_owned),
+            args: args.iter().map(OsString::from).collect(),
+        })
+    }
+
+    #[test]
+    fn a_wrappers_words_parse_and_the_commands_own_stay_untouched() {
+        assert_eq!(
+            parse(&[
+                "call", "search", "--stdin", "context", "--", "-n", "5", "--", "x"
+            ]),
+            Ok(call("search", Some("context"), &["-n", "5", "--", "x"]))
+        );
+        assert_eq!(
+            parse(&["call", "search", "--stdin=context", "--"]),
+            Ok(call("search", Some("context"), &[]))
+        );
+        assert_eq!(
+            parse(&["call", "search", "rust", "--stdin", "x"]),
+            Ok(call("search", None, &["rust", "--stdin", "x"]))
+        );
+        assert_eq!(
+            parse(&["call", "search", "--help"]),
+            Ok(call("search", None, &["--help"]))
+        );
+        assert_eq!(parse(&["call", "--help"]), Ok(None));
+    }
+
+    #[test]
+    fn mistakes_are_named() {
+        assert_eq!(parse(&[]).unwrap_err(), "missing the subcommand `call`");
+        assert!(
+            parse(&["wrappers"])
+                .unwrap_err()
+                .contains("unknown subcommand `wrappers`")
+        );
+        assert_eq!(parse(&["call"]).unwrap_err(), "missing the command to call");
+        assert_eq!(
+            parse(&["call", "--", "x"]).unwrap_err(),
+            "missing the command to call"
+        );
+        assert!(
+            parse(&["call", "x", "--stdin"])
+                .unwrap_err()
+                .contains("needs the name")
+        );
+        assert!(
+            parse(&["call", "-x"])
+                .unwrap_err()
+                .contains("expected a command name")
+        );
+    }
+
+    #[test]
+    fn run_if_call_runs_only_a_call() {
+        assert_eq!(run_if_call(["host", "--verbose"]), None);
+        assert_eq!(run_if_call(["host"]), None);
+        // A call with nothing to call is a usage error, not "not a call".
+        assert_eq!(run_if_call(["host", "call"]), Some(EXIT_USAGE));
+    }
+}
