@@ -5,7 +5,7 @@
 //! short shell session inside bubblewrap (`gangway::ipc::Bwrap`: every
 //! namespace unshared and a read-only root; the socket directory bound
 //! read-write, the wrapper directory and the client binary read-only).
-//! Without `bwrap` it tries `unshare --user --net` (no install
+//! Without a working `bwrap` it tries `unshare --user --net` (no install
 //! needed where user namespaces are allowed), then a plain `sh`, and says in
 //! one line which isolation the session got. It prints what the session
 //! printed, and exits non-zero when any call's exit code is not the one the
@@ -131,6 +131,19 @@ fn which(program: &str) -> bool {
         .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
 }
 
+/// Whether bubblewrap is installed and can make its namespaces here (a
+/// locked-down container may refuse them).
+fn bwrap_works() -> bool {
+    which("bwrap")
+        && Command::new("bwrap")
+            .args(["--ro-bind", "/", "/", "--unshare-all", "true"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|status| status.success())
+}
+
 /// Whether this machine lets an unprivileged process make user and network
 /// namespaces (`unshare` from util-linux, no install needed).
 fn unshare_works() -> bool {
@@ -192,11 +205,11 @@ async fn host() -> i32 {
         .expect("the server starts");
 
     let env = server.sandbox_env();
-    let mut session = if which("bwrap") {
-        // The sandbox sees the host's root read-only, a fresh /tmp, no
-        // network, and the paths `env.sandbox_paths()` lists: the socket
+    let mut session = if bwrap_works() {
+        // The sandbox sees the system directories read-only, a fresh /tmp,
+        // no network, and the paths `env.sandbox_paths()` lists: the socket
         // directory (read-write), the wrappers and this program (read-only).
-        println!("# isolation: bubblewrap (no network, read-only root, own process ids)");
+        println!("# isolation: bubblewrap (no network, read-only system, own process ids)");
         Bwrap::new(&env).command("sh", ["-c", SESSION])
     } else if unshare_works() {
         let mut unshare = Command::new("unshare");

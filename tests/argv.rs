@@ -106,6 +106,34 @@ impl Checksum {
     }
 }
 
+/// Say what was piped in, telling `None` from empty.
+#[derive(Clone, Serialize, IpcCommand)]
+#[ipc(response = String)]
+struct Memo {
+    #[ipc(stdin)]
+    memo: Option<String>,
+}
+
+impl Memo {
+    async fn handle(&mut self) -> String {
+        format!("{:?}", self.memo)
+    }
+}
+
+/// Piped text with a default.
+#[derive(Clone, Serialize, IpcCommand)]
+#[ipc(response = String)]
+struct Titled {
+    #[ipc(stdin, default = "untitled")]
+    title: String,
+}
+
+impl Titled {
+    async fn handle(&mut self) -> String {
+        self.title.clone()
+    }
+}
+
 /// Label piped text.
 #[derive(Clone, Serialize, IpcCommand)]
 #[ipc(response = String)]
@@ -145,6 +173,10 @@ fn router() -> IpcRouter {
             text: String::new(),
         })
         .register(Checksum { data: None })
+        .register(Memo { memo: None })
+        .register(Titled {
+            title: String::new(),
+        })
         .register(Annotate {
             label: String::new(),
             body: String::new(),
@@ -310,8 +342,17 @@ async fn help_is_rendered_from_the_schema_without_calling() {
     };
     let line = help.lines().find(|l| l.contains("--text <TEXT>")).unwrap();
     assert!(
-        line.ends_with("The text. [or piped on standard input; `--text` wins when both are given]"),
+        line.ends_with("The text. [required: give `--text` or pipe it on standard input; `--text` wins when both are given]"),
         "{line}"
+    );
+    let Ok(ArgvOutcome::Help(help)) = call("memo", &["--help"], None).await else {
+        panic!()
+    };
+    assert!(
+        help.contains(
+            "--memo <MEMO>  [or piped on standard input; `--memo` wins when both are given]"
+        ),
+        "{help}"
     );
 }
 
@@ -397,26 +438,25 @@ async fn binary_stdin_arrives_byte_identical() {
     assert!(bytes_of(reply).is_empty());
 }
 
+async fn text_of(method: &str, argv: &[&str], stdin: Option<&[u8]>) -> String {
+    match call(method, argv, stdin).await {
+        Ok(ArgvOutcome::Response(reply)) => rmp_serde::from_slice(&reply).unwrap(),
+        other => panic!("{method} {argv:?}: {other:?}"),
+    }
+}
+
 #[tokio::test]
 async fn empty_stdin_is_no_input() {
-    let router = router();
-    // An optional stdin argument stays `None`: the handler sees no input.
-    let Ok(ArgvOutcome::Response(reply)) = call("checksum", &[], Some(b"")).await else {
-        panic!()
-    };
-    assert!(bytes_of(reply).is_empty());
-    // A required one gets its empty value rather than "missing".
-    let Ok(ArgvOutcome::Response(reply)) = router
-        .dispatch_argv("upper", &["p"], Some(Vec::new()))
-        .await
-    else {
-        panic!()
-    };
-    assert_eq!(rmp_serde::from_slice::<String>(&reply).unwrap(), "p");
-    let Ok(ArgvOutcome::Response(reply)) = call("annotate", &["label"], Some(b"")).await else {
-        panic!()
-    };
-    assert_eq!(rmp_serde::from_slice::<String>(&reply).unwrap(), "label: ");
+    // An optional stdin argument stays `None`...
+    assert_eq!(text_of("memo", &[], Some(b"")).await, "None");
+    assert_eq!(text_of("memo", &[], None).await, "None");
+    assert_eq!(text_of("memo", &[], Some(b"\n")).await, "Some(\"\\n\")");
+    // ...a defaulted one keeps its default...
+    assert_eq!(text_of("titled", &[], Some(b"")).await, "untitled");
+    assert_eq!(text_of("titled", &[], Some(b"t")).await, "t");
+    // ...and a required one gets its empty value rather than "missing".
+    assert_eq!(text_of("upper", &["p"], Some(b"")).await, "p");
+    assert_eq!(text_of("annotate", &["label"], Some(b"")).await, "label: ");
     // Without any stdin at all (a terminal), it is missing.
     let err = call("annotate", &["label"], None).await.unwrap_err();
     assert_eq!(err.exit_code(), 2);

@@ -11,7 +11,6 @@
 //! The library's [`run`] is the whole command.
 
 use std::ffi::OsString;
-use std::io::{self, Write};
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
@@ -115,7 +114,7 @@ where
         },
         Command::Reference(source) => match load(&source) {
             Ok(manifest) => match gangway_codegen::render::Renderer::new().reference(&manifest) {
-                Ok(text) => write_out(text.as_bytes()),
+                Ok(text) => gangway::cli::write_stdout(text.as_bytes()),
                 Err(error) => fail(&error),
             },
             Err(message) => fail(&message),
@@ -128,19 +127,9 @@ fn fail(error: &dyn std::fmt::Display) -> i32 {
     1
 }
 
-fn write_out(bytes: &[u8]) -> i32 {
-    let mut stdout = io::stdout().lock();
-    match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
-        Ok(()) => 0,
-        // A closed pipe (`cmd | head`) is not the command's failure.
-        Err(error) if error.kind() == io::ErrorKind::BrokenPipe => 0,
-        Err(error) => fail(&error),
-    }
-}
-
 fn print_json(value: &impl serde::Serialize) -> i32 {
     match serde_json::to_string_pretty(value) {
-        Ok(text) => write_out(format!("{text}\n").as_bytes()),
+        Ok(text) => gangway::cli::write_stdout(format!("{text}\n").as_bytes()),
         Err(error) => fail(&error),
     }
 }
@@ -176,7 +165,7 @@ fn run_wrappers(wrappers: Wrappers) -> i32 {
         return match gangway_codegen::check_wrappers(&manifest, &wrappers.out) {
             Ok(()) => 0,
             Err(gangway_codegen::wrappers::WrapperError::OutOfDate { diff }) => {
-                let _ = write_out(diff.as_bytes());
+                let _ = gangway::cli::write_stdout(diff.as_bytes());
                 eprintln!(
                     "gangway: {} is out of date; run `gangway wrappers` without `--check` to update it",
                     wrappers.out.display()

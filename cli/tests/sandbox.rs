@@ -58,3 +58,52 @@ fn the_listed_paths_are_all_a_session_needs() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout), "hello listed\n");
 }
+
+#[test]
+#[ignore = "needs bubblewrap"]
+fn the_helpers_sandbox_keeps_the_hosts_sockets_and_environment_out() {
+    require(&["bwrap"]);
+    let host = Host::start();
+    // A socket of the host's outside the listed paths (as a session bus or
+    // a container engine's would be): not even visible inside.
+    let outside = tempfile::Builder::new()
+        .prefix("gangway-outside-")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .unwrap();
+    let socket = outside.path().join("bus");
+    let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    let script = format!(
+        "if [ -e '{}' ]; then echo visible; else echo hidden; fi; env | cut -d= -f1 | sort",
+        socket.display()
+    );
+    let mut command = gangway::ipc::Bwrap::new(&host.env()).command("sh", ["-c", &script]);
+    command.env("GANGWAY_TEST_EXTRA", "added on purpose");
+    let out = common::run(command, None);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let mut lines = stdout.lines();
+    assert_eq!(lines.next(), Some("hidden"));
+    let allowed = [
+        "GANGWAY_BIN",
+        "GANGWAY_ENDPOINT",
+        "GANGWAY_TOKEN",
+        "GANGWAY_TEST_EXTRA",
+        "HOME",
+        "LANG",
+        "LC_ALL",
+        "OLDPWD",
+        "PATH",
+        "PWD",
+        "SHLVL",
+        "TERM",
+        "TZ",
+        "_",
+    ];
+    for name in lines {
+        assert!(
+            allowed.contains(&name),
+            "`{name}` leaked into the sandbox:\n{stdout}"
+        );
+    }
+    assert!(stdout.contains("GANGWAY_TEST_EXTRA"), "{stdout}");
+}

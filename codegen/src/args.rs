@@ -188,20 +188,21 @@ impl ToolArgs {
         }
     }
 
-    /// Whether the flag `name` is set: in `flags`; a named `Bool(true)` or
-    /// non-zero `Int`; or a named non-empty string that does not say no
-    /// (anything but `false`/`no`/`0`, so `--color=auto` counts as set).
+    /// Whether the flag `name` is set, as kaish reads one: in `flags`; or
+    /// a named value that is a `Bool(true)`, a non-empty string other than
+    /// `"false"` and `"0"` (so `--color=auto` counts), or any other value
+    /// (a number included: it was given).
     pub fn has_flag(&self, name: &str) -> bool {
         if self.flags.contains(name) {
             return true;
         }
         match self.named.get(name) {
+            None | Some(Value::Null) => false,
             Some(Value::Bool(b) | Value::Json(serde_json::Value::Bool(b))) => *b,
-            Some(Value::Int(n)) => *n != 0,
             Some(Value::String(text) | Value::Json(serde_json::Value::String(text))) => {
-                !text.is_empty() && bool_text(text) != Some(false)
+                !text.is_empty() && text != "false" && text != "0"
             }
-            _ => false,
+            Some(_) => true,
         }
     }
 
@@ -304,7 +305,7 @@ impl ToolArgs {
 
 impl ToolArgs {
     /// Renders the arguments as argv for a clap parser that `schema`
-    /// describes: what [`Tool::bind`](https://docs.rs/gangway) hands to
+    /// describes: what [`Tool::bind`](https://docs.rs/gangway-runtime) hands to
     /// `try_parse_from`. Like [`to_argv_excluding`](ToolArgs::to_argv_excluding),
     /// but the schema says how each argument is written, so nothing depends
     /// on the shape of a name:
@@ -726,17 +727,17 @@ mod tests {
             (Value::String("1".into()), Some(true), true),
             (Value::String("YES".into()), Some(true), true),
             (Value::String("false".into()), Some(false), false),
-            (Value::String("no".into()), Some(false), false),
+            (Value::String("no".into()), Some(false), true),
             (Value::String("0".into()), Some(false), false),
-            (Value::String("False".into()), Some(false), false),
+            (Value::String("False".into()), Some(false), true),
             (Value::String("auto".into()), None, true),
             (Value::String(String::new()), None, false),
-            (Value::Int(0), Some(false), false),
+            (Value::Int(0), Some(false), true),
             (Value::Int(-3), Some(true), true),
             (Value::Bool(false), Some(false), false),
             (Value::Json(serde_json::json!(true)), Some(true), true),
-            (Value::Json(serde_json::json!("no")), Some(false), false),
-            (Value::Float(1.0), None, false),
+            (Value::Json(serde_json::json!("no")), Some(false), true),
+            (Value::Float(1.0), None, true),
         ];
         for (value, as_bool, as_flag) in cases {
             a.named.insert("x".into(), value.clone());

@@ -109,7 +109,7 @@ fn param_notes(param: &ParamSchema) -> String {
     {
         extra.push(format!("one of: {}", values.join(", ")));
     }
-    if param.required && param.positional.is_none() {
+    if param.required && param.positional.is_none() && !param.stdin {
         extra.push("required".to_owned());
     }
     if param.repeatable && param.positional.is_none() && !param.is_flag() {
@@ -124,10 +124,14 @@ fn param_notes(param: &ParamSchema) -> String {
         extra.push(format!("aliases: {}", param.aliases.join(", ")));
     }
     if param.stdin {
-        extra.push(format!(
-            "or piped on standard input; `--{}` wins when both are given",
-            param.long
-        ));
+        let long = &param.long;
+        extra.push(if param.required {
+            format!(
+                "required: give `--{long}` or pipe it on standard input; `--{long}` wins when both are given"
+            )
+        } else {
+            format!("or piped on standard input; `--{long}` wins when both are given")
+        });
     }
     for note in extra {
         if !notes.is_empty() {

@@ -1,4 +1,4 @@
-//! The command model of [gangway](https://docs.rs/gangway), shared by its
+//! The command model of [gangway](https://docs.rs/gangway-runtime), shared by its
 //! proc-macros and its code generators.
 //!
 //! - [`schema`]: what a command accepts, as data (always available).

@@ -1,4 +1,4 @@
-//! Procedural macros for [gangway](https://docs.rs/gangway): a thin front end
+//! Procedural macros for [gangway](https://docs.rs/gangway-runtime): a thin front end
 //! that parses with the shared model in `gangway-codegen`, and expands.
 //!
 //! Use them through the `gangway` crate, which documents them:

@@ -3,15 +3,15 @@
 //! binary can be its own client (a multi-call binary) without shipping the
 //! `gangway` CLI into the sandbox.
 //!
+//! At the top of the host's `main`:
+//!
 //! ```no_run
-//! fn main() {
-//!     // Wrappers run `$GANGWAY_BIN call <command> -- <args...>`, with
-//!     // GANGWAY_BIN naming this program (`IpcServer::builder().client_bin`).
-//!     if let Some(code) = gangway::cli::run_if_call(std::env::args_os()) {
-//!         std::process::exit(code);
-//!     }
-//!     // ...the host's own work: the router, the server, the sandbox.
+//! // Wrappers run `$GANGWAY_BIN call <command> -- <args...>`, with
+//! // GANGWAY_BIN naming this program (`IpcServer::builder().client_bin`).
+//! if let Some(code) = gangway::cli::run_if_call(std::env::args_os()) {
+//!     std::process::exit(code);
 //! }
+//! // ...the host's own work: the router, the server, the sandbox.
 //! ```
 //!
 //! A call sends the words untouched to the host named by
@@ -75,7 +75,7 @@ where
         Ok(Some(call)) => run_call(call),
         Ok(None) => {
             // `call --help`: what a person trying the client by hand asks.
-            let _ = write_out(
+            let _ = write_stdout(
                 format!(
                     "Call a host command (what wrapper scripts run).\n\nUsage: {program} {USAGE}\n"
                 )
@@ -167,18 +167,18 @@ fn parse_call(mut args: impl Iterator<Item = OsString>) -> Result<Option<Call>, 
     }))
 }
 
-fn fail(error: &dyn std::fmt::Display) -> i32 {
-    eprintln!("gangway: {error}");
-    1
-}
-
-fn write_out(bytes: &[u8]) -> i32 {
+/// Writes `bytes` to standard output and flushes, giving the exit code: 0,
+/// also when the reader has gone (`cmd | head`: a closed pipe is not the
+/// command's failure), or 1 with the error on stderr.
+pub fn write_stdout(bytes: &[u8]) -> i32 {
     let mut stdout = io::stdout().lock();
     match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
         Ok(()) => 0,
-        // A closed pipe (`cmd | head`) is not the command's failure.
         Err(error) if error.kind() == io::ErrorKind::BrokenPipe => 0,
-        Err(error) => fail(&error),
+        Err(error) => {
+            eprintln!("gangway: {error}");
+            1
+        }
     }
 }
 
@@ -212,7 +212,7 @@ fn run_call(call: Call) -> i32 {
         client.call_argv(&call.command, &words, None)
     };
     match outcome {
-        Ok(ArgvOutcome::Help(text)) => write_out(text.as_bytes()),
+        Ok(ArgvOutcome::Help(text)) => write_stdout(text.as_bytes()),
         Ok(ArgvOutcome::Response(payload)) => print_response(&call.command, &payload),
         Err(error) => report_error(&call.command, &error),
     }
@@ -266,10 +266,10 @@ fn print_response(command: &str, payload: &[u8]) -> i32 {
     };
     match value {
         rmpv::Value::Nil => 0,
-        rmpv::Value::String(text) => write_out(&text_line(text.as_bytes())),
-        rmpv::Value::Binary(bytes) => write_out(&bytes),
+        rmpv::Value::String(text) => write_stdout(&text_line(text.as_bytes())),
+        rmpv::Value::Binary(bytes) => write_stdout(&bytes),
         other => match json_text(&other, io::stdout().is_terminal()) {
-            Ok(text) => write_out(&text),
+            Ok(text) => write_stdout(&text),
             Err(error) => {
                 eprintln!("{command}: the response cannot be shown as JSON: {error}");
                 EXIT_UNAVAILABLE

@@ -169,7 +169,9 @@ pub use rmp_serde;
 /// # Struct attributes: `#[ipc(...)]`
 ///
 /// - `response = Type` (required): what the handler returns. A `Result<T, E>`
-///   with `E: Display` reports an `Err` as a failure on the wire.
+///   with `E: Display` reports an `Err` as a failure on the wire. Raw bytes
+///   written as `Vec<u8>` or `Box<[u8]>` (or a `Result`'s success of those)
+///   travel as MessagePack `bin` and print byte for byte.
 /// - `name = "..."`: the command name; the type's name in snake_case by
 ///   default. It must match `[A-Za-z][A-Za-z0-9_-]*`.
 /// - `handler = method`: the inherent `async fn method(&mut self) -> Response`

@@ -38,9 +38,9 @@ impl IpcRouter {
     /// [`dispatch`](IpcRouter::dispatch).
     ///
     /// Empty input is no input: `Some(vec![])` leaves an `Option` stdin
-    /// argument `None`, and gives a required `String`/`Vec<u8>` one its
-    /// empty value, so a command started with stdin on `/dev/null` behaves
-    /// as one given nothing.
+    /// argument `None` (and a defaulted one its default), and gives a
+    /// required `String`/`Vec<u8>` one its empty value, so a command started
+    /// with stdin on `/dev/null` behaves as one given nothing.
     ///
     /// ```
     /// use gangway::IpcCommand;
@@ -97,10 +97,10 @@ impl IpcRouter {
         };
         if let (Some(bytes), Some(param)) = (stdin, schema.stdin_param())
             && !given(&args, param)
-            // Empty input is no input: an `Option` stays `None` (a runner
-            // that starts commands on `/dev/null` gives nothing), while a
-            // required argument gets its empty value.
-            && !(bytes.is_empty() && param.optional)
+            // Empty input is no input: an `Option` stays `None` and a
+            // default applies (a runner that starts commands on `/dev/null`
+            // gives nothing), while a required argument gets its empty value.
+            && (!bytes.is_empty() || param.required)
         {
             args.named
                 .insert(param.name.to_string(), Value::Bytes(bytes));

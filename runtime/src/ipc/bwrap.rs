@@ -8,6 +8,12 @@
 //! [`Bwrap`] turns them into a bubblewrap command line, the sandbox most
 //! hosts reach for.
 //!
+//! Bind only what a sandbox must see. A sandbox that sees the host's whole
+//! file system, even read-only, can still connect to every Unix socket on
+//! it (a session bus, a container engine's socket) and go through them:
+//! read-only does not stop `connect()`. [`Bwrap`] therefore binds the
+//! system directories and the listed paths, not `/`.
+//!
 //! ```no_run
 //! # async fn demo(router: gangway::ipc::IpcRouter) -> std::io::Result<()> {
 //! use gangway::ipc::{Bwrap, IpcServer};
@@ -60,27 +66,36 @@ impl SandboxEnv {
     ///
     /// A TCP endpoint has no path: such a sandbox must keep the host's
     /// network (or a route to the address) instead.
+    ///
+    /// The socket directory is bound read-write, so it must be a directory
+    /// of its own: the server's private one is (a fresh 0700 directory
+    /// holding only the socket); a socket placed straight in `/tmp` or a
+    /// runtime directory would expose all of it. Relative paths are made
+    /// absolute against the current directory, since a sandbox binds them
+    /// at the same place.
     pub fn sandbox_paths(&self) -> Vec<SandboxPath> {
         let mut paths = Vec::with_capacity(3);
         if let Endpoint::Unix(socket) = self.endpoint()
-            && let Some(dir) = socket.parent()
+            && let Some(dir) = socket.parent().and_then(absolute)
         {
             paths.push(SandboxPath {
-                path: dir.to_path_buf(),
+                path: dir,
                 access: Access::ReadWrite,
                 purpose: "the socket directory: calls connect to the host here",
             });
         }
-        if let Some(dir) = self.wrapper_dir() {
+        if let Some(dir) = self.wrapper_dir().and_then(absolute) {
             paths.push(SandboxPath {
-                path: dir.to_path_buf(),
+                path: dir,
                 access: Access::ReadOnly,
                 purpose: "the wrapper directory: one command per host command, first on PATH",
             });
         }
-        if let Some(bin) = self.client_bin() {
+        // The binary alone, not its directory: a build directory holds much
+        // more than the client.
+        if let Some(bin) = self.client_bin().and_then(absolute) {
             paths.push(SandboxPath {
-                path: bin.to_path_buf(),
+                path: bin,
                 access: Access::ReadOnly,
                 purpose: "the client binary (GANGWAY_BIN) the wrappers run",
             });
@@ -109,11 +124,16 @@ impl SandboxEnv {
     }
 }
 
-/// A bubblewrap command line for a sandbox that can call the host's
-/// commands and nothing else of the host: the host's root read-only, a
-/// fresh `/dev`, `/proc` and `/tmp`, every namespace unshared
-/// (`--unshare-all`: no network, its own process ids), killed with its
-/// parent, and the paths of [`SandboxEnv::sandbox_paths`] bound in.
+/// A bubblewrap command line for a sandbox that can run the system's
+/// programs and call the host's commands: the system directories (`/usr`,
+/// `/etc`, and `/bin`, `/sbin`, `/lib*` as they are on the host, links or
+/// directories) read-only; a fresh `/dev`, `/proc` and `/tmp`; every
+/// namespace unshared (`--unshare-all`: no network, its own process ids);
+/// killed with its parent; working directory `/`; and the paths of
+/// [`SandboxEnv::sandbox_paths`] bound in. Nothing else of the host is
+/// there: not its home directories, not `/run` or `/var` and the sockets in
+/// them. Add what the session should work on with [`ro_bind`](Bwrap::ro_bind)
+/// or [`bind`](Bwrap::bind).
 ///
 /// A TCP endpoint keeps the host's network (`--share-net`), since the
 /// sandbox must reach it.
@@ -180,10 +200,8 @@ impl Bwrap {
     /// (`LaunchSpec::prefix` of the `controller` feature takes it).
     pub fn prefix(&self) -> Vec<OsString> {
         let mut argv: Vec<OsString> = vec![self.program.clone().into_os_string()];
+        argv.extend(system_dirs());
         let fixed: &[&str] = &[
-            "--ro-bind",
-            "/",
-            "/",
             "--dev",
             "/dev",
             "--proc",
@@ -192,6 +210,8 @@ impl Bwrap {
             "/tmp",
             "--unshare-all",
             "--die-with-parent",
+            "--chdir",
+            "/",
         ];
         argv.extend(fixed.iter().map(OsString::from));
         if self.share_net {
@@ -203,15 +223,22 @@ impl Bwrap {
         argv
     }
 
-    /// A command running `program` with `args` in the sandbox, with the
-    /// sandbox environment set (`GANGWAY_*` and the wrapper directory first
-    /// on `PATH`) and standard input on `/dev/null`.
+    /// A command running `program` with `args` in the sandbox, in a session
+    /// of its own (`--new-session`, so it cannot push keystrokes into the
+    /// host's terminal), with standard input on `/dev/null` and a clean
+    /// environment: the sandbox variables (`GANGWAY_*`, and `PATH` with the
+    /// wrapper directory first, then the system directories), `HOME=/tmp`,
+    /// and the host's `TERM`, `LANG`, `LC_ALL` and `TZ` if set. Nothing else
+    /// of the host's environment (its credentials among it) goes in; add
+    /// what should with [`Command::env`].
     ///
     /// Why a null stdin: a sandboxed session that inherits the host's
     /// standard input hands it to every command that reads stdin, which
     /// then waits on the host's terminal or open pipe. Give the session a
-    /// terminal of its own (a PTY, as `ShellController` does) or
-    /// `/dev/null`; replace it with [`Command::stdin`] to feed it input.
+    /// terminal of its own (a PTY, as `ShellController` does, with
+    /// [`prefix`](Bwrap::prefix), which leaves the session alone so job
+    /// control works) or `/dev/null`; replace it with [`Command::stdin`] to
+    /// feed it input.
     pub fn command<I, S>(&self, program: impl AsRef<OsStr>, args: I) -> Command
     where
         I: IntoIterator<Item = S>,
@@ -219,11 +246,63 @@ impl Bwrap {
     {
         let prefix = self.prefix();
         let mut command = Command::new(&prefix[0]);
-        command.args(&prefix[1..]).arg(program).args(args);
+        command
+            .args(&prefix[1..prefix.len() - 1])
+            .args(["--new-session", "--"])
+            .arg(program)
+            .args(args);
+        command.env_clear();
+        for key in ["TERM", "LANG", "LC_ALL", "TZ"] {
+            if let Some(value) = std::env::var_os(key) {
+                command.env(key, value);
+            }
+        }
+        command.env("HOME", "/tmp").env(
+            "PATH",
+            "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin",
+        );
         self.env.apply(&mut command);
         command.stdin(Stdio::null());
         command
     }
+}
+
+/// Read-only binds of the system directories: `/usr` and `/etc`, and each
+/// of `/bin`, `/sbin`, `/lib`, `/lib32`, `/lib64` as the host has it (a
+/// symbolic link on merged-`/usr` systems, recreated as one; a directory,
+/// bound; absent, left out).
+fn system_dirs() -> Vec<OsString> {
+    let mut args = Vec::new();
+    for dir in ["/usr", "/etc"] {
+        args.extend(["--ro-bind", dir, dir].map(OsString::from));
+    }
+    for dir in ["/bin", "/sbin", "/lib", "/lib32", "/lib64"] {
+        match std::fs::symlink_metadata(dir) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                if let Ok(target) = std::fs::read_link(dir) {
+                    args.extend([
+                        OsString::from("--symlink"),
+                        target.into_os_string(),
+                        OsString::from(dir),
+                    ]);
+                }
+            }
+            Ok(meta) if meta.is_dir() => {
+                args.extend(["--ro-bind", dir, dir].map(OsString::from));
+            }
+            _ => {}
+        }
+    }
+    args
+}
+
+/// `path` made absolute against the current directory; `None` for an empty
+/// path (a socket named without a directory has no directory to bind).
+fn absolute(path: &Path) -> Option<PathBuf> {
+    if path.as_os_str().is_empty() {
+        return None;
+    }
+    std::path::absolute(path).ok()
 }
 
 #[cfg(test)]
@@ -270,6 +349,19 @@ mod tests {
         // Nothing set, nothing to bind but the socket.
         let bare = SandboxEnv::new(Endpoint::Unix("/s/sock".into()), "t".into());
         assert_eq!(text(&bare.bwrap_args()), ["--bind", "/s", "/s"]);
+        // A socket named without a directory has none to bind; relative
+        // paths are bound where they really are.
+        let relative = SandboxEnv::new(Endpoint::Unix("sock".into()), "t".into())
+            .with_client_bin(Some("bin/client".into()));
+        let here = std::env::current_dir().unwrap();
+        assert_eq!(
+            relative
+                .sandbox_paths()
+                .iter()
+                .map(|p| p.path.clone())
+                .collect::<Vec<_>>(),
+            [here.join("bin/client")]
+        );
         let tcp = SandboxEnv::new(Endpoint::Tcp("127.0.0.1:9".parse().unwrap()), "t".into());
         assert!(tcp.sandbox_paths().is_empty());
     }
@@ -278,6 +370,16 @@ mod tests {
     fn the_host_paths_come_after_the_fresh_tmp_and_the_network_follows_the_endpoint() {
         let prefix = Bwrap::new(&env()).ro_bind("/work").prefix();
         let prefix = text(&prefix);
+        // Never the host's whole root: its sockets would be reachable.
+        assert!(
+            !prefix.windows(3).any(|w| w == ["--ro-bind", "/", "/"]),
+            "{prefix:?}"
+        );
+        assert!(
+            prefix
+                .windows(3)
+                .any(|w| w == ["--ro-bind", "/usr", "/usr"])
+        );
         let tmp = prefix.iter().position(|a| *a == "/tmp").unwrap();
         let client = prefix.iter().position(|a| *a == "/tmp/build/host").unwrap();
         assert!(tmp < client, "{prefix:?}");

@@ -19,6 +19,14 @@
 //! finish, matched by id. Closing the connection (or only its sending half)
 //! cancels the calls still running on it: nobody is left to read their
 //! answers.
+//!
+//! A `result` is the command's response as `rmp_serde` writes it (structs
+//! as maps, in field order). One exception, made by the derive: a response
+//! written as `Vec<u8>` or `Box<[u8]>` (also as a `Result`'s success) is
+//! MessagePack `bin`, not an array of integers, so clients print it byte
+//! for byte; a typed client decodes either form. The derive sees the type
+//! as written: behind an alias, or in a hand-written `IpcCommand`, use
+//! `serde_bytes::ByteBuf` for the same effect.
 
 use std::io::{self, Read, Write};
 
