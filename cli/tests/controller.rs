@@ -41,8 +41,9 @@ fn a_shell_in_bwrap_calls_the_host_through_its_wrappers() {
                 other => panic!("{other:?} before the answer; so far: {seen}"),
             }
         }
+        // On a terminal the JSON is indented, as `jq` does.
         assert!(
-            seen.contains(r#""query":"from-the-sandbox""#) && seen.contains(r#""verbose":true"#),
+            seen.contains(r#""query": "from-the-sandbox""#) && seen.contains(r#""verbose": true"#),
             "the host's answer reached the subscriber: {seen}"
         );
         let outcome = shell
