@@ -281,7 +281,7 @@ async fn repeated_options_fill_a_vec_and_a_positional_goes_by_name() {
 async fn wrong_types_and_unknown_flags_are_usage_errors_with_a_suggestion() {
     assert_eq!(
         usage("probe", &["-n", "many", "x"]).await,
-        "probe: invalid value `many` for `-n`: expected a whole number (0 or more)"
+        "probe: invalid value `many` for `-n`: expected a whole number, 0 or more"
     );
     assert_eq!(
         usage("probe", &["--order", "newer", "x"]).await,

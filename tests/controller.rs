@@ -4,6 +4,7 @@
 
 mod support;
 
+use support::processes::{Process, Session, alive, shut_down_leaving_nothing, wait_for_process};
 use support::runtime;
 
 use std::collections::HashMap;
@@ -79,26 +80,12 @@ async fn until(
     }
 }
 
-/// Whether a process with this pid is alive (a zombie is not).
-fn alive(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|stat| {
-            let state = stat[stat.rfind(')')? + 2..]
-                .split_whitespace()
-                .next()?
-                .to_owned();
-            Some(state != "Z")
-        })
-        .unwrap_or(false)
-}
-
 /// Whether the pid exists at all, zombie or not.
 fn exists(pid: u32) -> bool {
     std::path::Path::new(&format!("/proc/{pid}")).exists()
 }
 
-/// Waits (up to 20 s) until none of `pids` is alive.
+/// Waits (up to 20 s) until `check` holds for none of `pids`.
 fn wait_gone(pids: &[u32], what: &str, check: fn(u32) -> bool) {
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
@@ -123,6 +110,24 @@ fn pids_in(text: &str, prefix: &str) -> Vec<u32> {
             digits.parse().ok()
         })
         .collect()
+}
+
+/// Waits (up to 30 s) until this runtime runs at most `tasks` tasks. A
+/// controller's run keeps a few going (its exit watcher, output readers,
+/// input writer); the watcher, which records the exit, reports it and ends
+/// what is left of the session, is the last of them to end: once they
+/// have, whatever an earlier run would do is done.
+async fn until_tasks_at_most(tasks: usize, what: &str) {
+    let metrics = tokio::runtime::Handle::current().metrics();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while metrics.num_alive_tasks() > tasks {
+        assert!(
+            Instant::now() < deadline,
+            "{what}: {} tasks still running after 30 s, not {tasks}",
+            metrics.num_alive_tasks()
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
 }
 
 #[test]
@@ -312,10 +317,14 @@ fn stop_leads_to_the_status_asked_for_and_a_graceful_stop_kills_after_the_grace(
     });
 }
 
-/// Starts `script`, which prints `job=<pid>` for each of its `jobs` jobs;
-/// returns the controller and the pids (the jobs', then its own).
-async fn start_with_jobs(script: &str, jobs: usize) -> (SubprocessController, Vec<u32>) {
-    let command = SubprocessController::new("tree", sh(script));
+/// Starts `spec`, which prints `job=<pid>` for each of its `jobs` jobs;
+/// returns the controller, the jobs' pids and the session its process
+/// leads (the jobs in it).
+async fn start_with_jobs(
+    spec: LaunchSpec,
+    jobs: usize,
+) -> (SubprocessController, Vec<u32>, Session) {
+    let command = SubprocessController::new("tree", spec);
     let mut events = command.subscribe();
     command.start(no_meta(), None, false).unwrap();
     let mut seen = String::new();
@@ -326,29 +335,42 @@ async fn start_with_jobs(script: &str, jobs: usize) -> (SubprocessController, Ve
         "the jobs",
     )
     .await;
-    let mut pids = pids_in(&seen, "job=");
-    pids.push(command.get_runtime_status().pid.unwrap());
-    assert!(pids.iter().all(|p| alive(*p)), "all running first");
-    (command, pids)
+    let pids = pids_in(&seen, "job=");
+    let session = Session::led_by(command.get_runtime_status().pid.unwrap());
+    let live: Vec<u32> = session.live().iter().map(|p| p.pid).collect();
+    assert!(
+        pids.iter().all(|p| live.contains(p)),
+        "the jobs {pids:?} run in the session: {live:?}"
+    );
+    (command, pids, session)
 }
 
 #[test]
 fn a_command_and_its_background_jobs_leave_nothing_behind() {
     runtime().block_on(async {
         for (how, graceful) in [("stop", false), ("graceful stop", true), ("shutdown", true)] {
-            let (command, pids) = start_with_jobs(
-                "sleep 600 & echo job=$!; (sleep 600 & echo job=$!; wait) & wait",
+            let (command, jobs, session) = start_with_jobs(
+                sh("sleep 600 & echo job=$!; (sleep 600 & echo job=$!; wait) & wait"),
                 2,
             )
             .await;
+            // The `( ... ) &` subshell, which no `$!` names: the second
+            // job's parent, a child of the leader.
+            let subshell = Process::read(jobs[1]).expect("the job runs").parent;
+            assert!(
+                session
+                    .live()
+                    .iter()
+                    .any(|p| p.pid == subshell && p.parent == session.id),
+                "the subshell {subshell} runs in the session: {:#?}",
+                session.live()
+            );
             if how == "shutdown" {
-                command
-                    .shutdown(Instant::now() + Duration::from_secs(10))
-                    .await;
+                shut_down_leaving_nothing(&command).await;
             } else {
                 command.stop(graceful, "done").unwrap();
+                session.wait_empty(how);
             }
-            wait_gone(&pids, how, alive);
         }
     });
 }
@@ -356,21 +378,30 @@ fn a_command_and_its_background_jobs_leave_nothing_behind() {
 #[test]
 fn jobs_that_leave_the_process_group_are_still_ended() {
     runtime().block_on(async {
-        // `timeout` puts itself in a process group of its own; so does a
-        // shell with job control for each job.
-        let (command, pids) = start_with_jobs(
-            "timeout 1000 sleep 600 & echo job=$!; set -m; sleep 600 & echo job=$!; wait",
+        // `timeout` puts itself (and the child it starts) in a process
+        // group of its own; so does a shell with job control for each job
+        // (bash: dash turns job control off without a terminal).
+        let (command, jobs, session) = start_with_jobs(
+            LaunchSpec::new("bash").args([
+                "-c",
+                "timeout 1000 sleep 600 & echo job=$!; set -m; sleep 600 & echo job=$!; wait",
+            ]),
             2,
         )
         .await;
-        let outcome = command
-            .shutdown(Instant::now() + Duration::from_secs(10))
-            .await;
-        assert!(
-            matches!(outcome, StopOutcome::Stopped | StopOutcome::Exited(_)),
-            "{outcome:?}"
+        // `timeout`'s child, which no `$!` names, once it is there (`timeout`
+        // has made its group by then).
+        let live = session.wait_for("child of `timeout`", |live| {
+            live.iter().any(|p| p.parent == jobs[0])
+        });
+        let child = live.iter().find(|p| p.parent == jobs[0]).unwrap();
+        let group_of = |pid: u32| live.iter().find(|p| p.pid == pid).map(|p| p.group);
+        assert_eq!(
+            (group_of(jobs[0]), child.group, group_of(jobs[1])),
+            (Some(jobs[0]), jobs[0], Some(jobs[1])),
+            "groups of their own, out of the leader's: {live:#?}"
         );
-        wait_gone(&pids, "jobs in groups of their own", alive);
+        shut_down_leaving_nothing(&command).await;
     });
 }
 
@@ -395,6 +426,10 @@ fn a_stopped_controller_starts_again_without_force() {
         let command = SubprocessController::new("again", LaunchSpec::new("sleep").arg("600"));
         command.start(no_meta(), None, false).unwrap();
         let first = command.get_runtime_status().pid.unwrap();
+        // What one run keeps going on this (otherwise idle) runtime.
+        let per_run = tokio::runtime::Handle::current()
+            .metrics()
+            .num_alive_tasks();
         command.stop(false, "init").unwrap();
         // At once, before the old process is reaped: a new one starts.
         command.start(no_meta(), None, false).unwrap();
@@ -402,8 +437,9 @@ fn a_stopped_controller_starts_again_without_force() {
         let mut events = command.subscribe();
         assert_ne!(first, second);
         assert_eq!(command.get_runtime_status().status, Status::Running);
-        // The old process's end is not reported to this run's subscribers.
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        // The old process's end is not reported to this run's subscribers:
+        // once the old run's tasks have ended, its watcher has had its say.
+        until_tasks_at_most(per_run, "the first run's tasks").await;
         assert!(events.try_recv().is_err(), "no stale exit event");
         assert_eq!(command.get_runtime_status().status, Status::Running);
         command.stop(false, "done").unwrap();
@@ -417,9 +453,17 @@ fn a_stopped_controller_starts_again_without_force() {
 fn a_subscriber_that_never_reads_does_not_stop_a_shutdown() {
     runtime().block_on(async {
         let chatty = SubprocessController::new("yes", LaunchSpec::new("yes"));
-        let _never_read = chatty.subscribe();
+        let never_read = chatty.subscribe();
         chatty.start(no_meta(), None, false).unwrap();
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        // Its queue full: the output readers now wait for room in it.
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while never_read.capacity() > 0 {
+            assert!(
+                Instant::now() < deadline,
+                "the subscriber's queue never filled"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
         let outcome = tokio::time::timeout(
             Duration::from_secs(20),
             chatty.shutdown(Instant::now() + Duration::from_secs(2)),
@@ -437,14 +481,23 @@ fn a_subscriber_that_never_reads_does_not_stop_a_shutdown() {
 #[test]
 fn shutting_everything_down_runs_in_parallel() {
     runtime().block_on(async {
+        let marks = tempfile::tempdir().unwrap();
         let registry = ControllerRegistry::new();
         let mut events = Vec::new();
         for id in ["a", "b", "c"] {
-            // Each takes a second to finish once asked.
-            let slow = Arc::new(SubprocessController::new(
-                id,
-                sh("trap 'sleep 1; exit 0' TERM; echo ready; while :; do sleep 0.05; done"),
-            ));
+            // Asked to stop, each says so (a file named after it), then
+            // exits only once all three have been asked: stopped one after
+            // another, the first would wait for the others until killed at
+            // the deadline.
+            let spec = sh(r#"trap 'touch "$MARKS/$ID"
+                    until [ -e "$MARKS/a" ] && [ -e "$MARKS/b" ] && [ -e "$MARKS/c" ]; do
+                        sleep 0.01
+                    done
+                    exit 0' TERM
+                echo ready; while :; do sleep 0.05; done"#)
+            .env("MARKS", marks.path())
+            .env("ID", id);
+            let slow = Arc::new(SubprocessController::new(id, spec));
             let mut subscriber = slow.subscribe();
             slow.start(no_meta(), None, false).unwrap();
             until_text(&mut subscriber, "ready", &mut String::new()).await;
@@ -452,7 +505,7 @@ fn shutting_everything_down_runs_in_parallel() {
             registry.register(slow);
         }
         let outcomes = registry
-            .shutdown_all(Instant::now() + Duration::from_millis(2500))
+            .shutdown_all(Instant::now() + Duration::from_secs(30))
             .await;
         assert_eq!(
             outcomes,
@@ -461,7 +514,7 @@ fn shutting_everything_down_runs_in_parallel() {
                 ("b".to_owned(), StopOutcome::Exited(0)),
                 ("c".to_owned(), StopOutcome::Exited(0)),
             ],
-            "all three had their second at once"
+            "each was asked to stop before any had ended"
         );
         assert!(registry.ids().is_empty());
     });
@@ -621,17 +674,15 @@ fn a_shell_and_its_jobs_leave_nothing_behind_but_a_replace_spares_the_jobs() {
             )
             .unwrap();
         until_text(&mut events, "mark-6", &mut seen).await;
-        let mut pids = pids_in(&seen, "job=");
-        assert_eq!(pids.len(), 2, "a job, and an orphaned grandchild: {seen}");
-        pids.push(shell.get_runtime_status().pid.unwrap());
-        let outcome = shell
-            .shutdown(Instant::now() + Duration::from_secs(10))
-            .await;
+        let jobs = pids_in(&seen, "job=");
+        assert_eq!(jobs.len(), 2, "a job, and an orphaned grandchild: {seen}");
+        let session = Session::led_by(shell.get_runtime_status().pid.unwrap());
+        let live: Vec<u32> = session.live().iter().map(|p| p.pid).collect();
         assert!(
-            matches!(outcome, StopOutcome::Stopped | StopOutcome::Exited(_)),
-            "{outcome:?}"
+            jobs.iter().all(|p| live.contains(p)),
+            "the jobs {jobs:?} run in the session: {live:?}"
         );
-        wait_gone(&pids, "shell processes", alive);
+        shut_down_leaving_nothing(&shell).await;
 
         // Replace: the old shell goes, its job stays.
         let registry = ControllerRegistry::new();
@@ -659,7 +710,10 @@ fn a_shell_and_its_jobs_leave_nothing_behind_but_a_replace_spares_the_jobs() {
         drop(old);
         until_exit(&mut events).await;
         wait_gone(&[old_pid], "the replaced shell", alive);
-        std::thread::sleep(Duration::from_millis(200));
+        // Everything the old shell's run had going is over (its watcher,
+        // which would end what is left of the session, last): the job is
+        // spared for good, not for now.
+        until_tasks_at_most(0, "the replaced shell's tasks").await;
         assert!(alive(job), "the job outlives a replace");
         let _ = nix::sys::signal::kill(
             nix::unistd::Pid::from_raw(job as i32),
@@ -841,30 +895,72 @@ fn signals_for_a_shell_whose_leader_is_gone_never_reach_the_host() {
         .unwrap();
     }
     runtime().block_on(async {
-        // The leader exits while a process in a session of its own keeps the
-        // terminal open: the terminal then has no foreground group.
+        // The leader exits (once it reads a line) while a process in a
+        // session of its own keeps the terminal open: the terminal then has
+        // no foreground group.
         let shell = ShellController::new(
             "gone",
-            sh("trap '' USR1; echo ignoring; setsid sleep 2 & sleep 0.3; exit 0"),
+            sh("trap '' USR1; setsid sleep 60 & echo keeper=$!; echo ignoring; read line; exit 0"),
         );
         let mut events = shell.subscribe();
         shell.start(no_meta(), None, false).unwrap();
-        until_text(&mut events, "ignoring", &mut String::new()).await;
-        drop(events);
-        let until = Instant::now() + Duration::from_millis(1500);
+        let mut seen = String::new();
+        until_text(&mut events, "ignoring", &mut seen).await;
+        let keeper = pids_in(&seen, "keeper=")[0];
+        // Until it has a session of its own, the keeper would go with the
+        // leader's (hung up, or ended with what the leader left).
+        wait_for_process(keeper, "keeper in a session of its own", |p| {
+            p.session == keeper && p.name == "sleep"
+        });
+        let usr1 = || ControllerInput::signal("USR1");
+        // While the leader lives, every signal is taken (and ignored).
         let mut seq = 1;
-        while Instant::now() < until {
-            let _ = shell.send_input(ControllerInput::signal("USR1"), Some(seq));
-            let _ = shell.send_input(ControllerInput::signal("USR1"), None);
+        for _ in 0..20 {
+            shell.send_input(usr1(), Some(seq)).unwrap();
+            shell.send_input(usr1(), None).unwrap();
+            seq += 1;
+        }
+        shell
+            .send_input(ControllerInput::data("go\n"), Some(seq))
+            .unwrap();
+        seq += 1;
+        // Then through its exit and past it: each signal is taken (queued
+        // behind the line, so it meets the leaderless terminal, or the end
+        // of the run) or, once the controller has recorded the exit,
+        // refused as not running, and never taken again after that. At
+        // most 100 rounds, 240 inputs in all, well within the writer's
+        // queue however far it falls behind.
+        let mut refused = false;
+        for _ in 0..100 {
+            for seq in [Some(seq), None] {
+                match shell.send_input(usr1(), seq) {
+                    Ok(()) => assert!(!refused, "taken after a refusal"),
+                    Err(ControllerError::NotRunning { .. }) => refused = true,
+                    Err(other) => panic!("{other}"),
+                }
+            }
+            if refused {
+                break;
+            }
             seq += 1;
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
+        let (_, exit) = until_exit(&mut events).await;
+        assert_eq!(exit.code, Some(0), "{exit:?}");
+        let err = shell.send_input(usr1(), None).unwrap_err();
+        assert!(matches!(err, ControllerError::NotRunning { .. }), "{err}");
         let status = shell.get_runtime_status();
         assert_eq!(
             (status.status, status.exit_code),
             (Status::Done, Some(0)),
             "{status:?}"
         );
+        assert!(alive(keeper), "the keeper held the terminal throughout");
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(keeper as i32),
+            nix::sys::signal::Signal::SIGKILL,
+        )
+        .unwrap();
     });
     assert!(
         !GOT_USR1.load(std::sync::atomic::Ordering::SeqCst),
@@ -872,22 +968,75 @@ fn signals_for_a_shell_whose_leader_is_gone_never_reach_the_host() {
     );
 }
 
+/// A process's standard input when it is a pipe, opened for looking (never
+/// reading): how full the pipe is.
+struct PipeGauge(std::fs::File);
+
+impl PipeGauge {
+    fn of(pid: u32) -> PipeGauge {
+        use std::os::unix::fs::OpenOptionsExt;
+        // Opening the link opens the pipe itself, as another reader.
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(nix::libc::O_NONBLOCK)
+            .open(format!("/proc/{pid}/fd/0"))
+            .unwrap();
+        PipeGauge(file)
+    }
+
+    /// Whether the pipe has no room for `bytes` more (not more than
+    /// `PIPE_BUF`, so written whole or not at all).
+    fn has_no_room_for(&self, bytes: usize) -> bool {
+        use std::os::fd::AsRawFd;
+        let fd = self.0.as_raw_fd();
+        let mut queued: nix::libc::c_int = 0;
+        // SAFETY: `fd` is open for the call, and FIONREAD writes one int
+        // to the pointer given.
+        let read = unsafe { nix::libc::ioctl(fd, nix::libc::FIONREAD, &mut queued) };
+        // SAFETY: as above; F_GETPIPE_SZ takes no argument.
+        let size = unsafe { nix::libc::fcntl(fd, nix::libc::F_GETPIPE_SZ) };
+        assert!(read == 0 && size > 0, "{}", std::io::Error::last_os_error());
+        queued as usize + bytes > size as usize
+    }
+}
+
 #[test]
 fn sequenced_input_refused_for_lack_of_room_is_kept_for_the_retry() {
     runtime().block_on(async {
-        // Reads nothing for a second, then echoes everything.
-        let slow = SubprocessController::new("slow", sh("sleep 1; cat"));
+        let gate = tempfile::tempdir().unwrap();
+        // Reads nothing until the file `go` appears, then echoes everything.
+        let slow = SubprocessController::new(
+            "slow",
+            sh(r#"until [ -e "$GATE/go" ]; do sleep 0.01; done; exec cat"#)
+                .env("GATE", gate.path()),
+        );
         let mut events = slow.subscribe();
         slow.start(no_meta(), None, false).unwrap();
-        // Fill the pipe and the input queue.
         let chunk = "f".repeat(1024);
         let mut queued = 0usize;
-        while slow
-            .send_input(ControllerInput::data(chunk.clone()), None)
-            .is_ok()
-        {
-            queued += 1;
+        // Queues chunks until the input queue has no room.
+        let fill = |queued: &mut usize| loop {
+            match slow.send_input(ControllerInput::data(chunk.clone()), None) {
+                Ok(()) => *queued += 1,
+                Err(ControllerError::InputBacklogFull { .. }) => break,
+                Err(other) => panic!("{other}"),
+            }
+        };
+        // Fill the queue until the pipe behind it is full too: the writer
+        // is then stuck on the pipe, and no room comes while nothing reads.
+        let gauge = PipeGauge::of(slow.get_runtime_status().pid.unwrap());
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            fill(&mut queued);
+            if gauge.has_no_room_for(chunk.len()) {
+                break;
+            }
+            assert!(Instant::now() < deadline, "the pipe never filled");
+            tokio::time::sleep(Duration::from_millis(10)).await;
         }
+        // What the writer took from the queue meanwhile.
+        fill(&mut queued);
+        drop(gauge);
         // 2 to 5 wait for 1, which finds no room.
         for seq in 2..=5u64 {
             slow.send_input(ControllerInput::data(format!("<{seq}>")), Some(seq))
@@ -901,7 +1050,8 @@ fn sequenced_input_refused_for_lack_of_room_is_kept_for_the_retry() {
             "{err}"
         );
         // Once `cat` reads, the same number goes through, and 2 to 5 follow.
-        let deadline = Instant::now() + Duration::from_secs(20);
+        std::fs::write(gate.path().join("go"), b"").unwrap();
+        let deadline = Instant::now() + Duration::from_secs(30);
         while let Err(err) = slow.send_input(ControllerInput::data("<1>"), Some(1)) {
             assert!(
                 matches!(err, ControllerError::InputBacklogFull { .. }),

@@ -10,6 +10,9 @@ use gangway::tool::{ArgType, ToolSchema, ValueKind};
 use gangway::{ArgEnum, IpcCommand};
 use serde::{Deserialize, Serialize};
 
+mod support;
+use support::Echo;
+
 fn encode<T: Serialize>(value: &T) -> Vec<u8> {
     rmp_serde::to_vec_named(value).unwrap()
 }
@@ -570,23 +573,6 @@ fn metadata_methods_follow_the_attributes() {
         extra: None,
     };
     assert_eq!(put.name(), "put", "snake_case of the type name by default");
-}
-
-/// Serve several names.
-#[derive(Clone, Default, Serialize, IpcCommand)]
-#[ipc(response = String)]
-struct Echo {
-    #[ipc(positional)]
-    text: String,
-    #[ipc(method)]
-    #[serde(skip)]
-    method: String,
-}
-
-impl Echo {
-    async fn handle(&mut self) -> String {
-        format!("{}: {}", self.method, self.text)
-    }
 }
 
 #[test]

@@ -10,6 +10,9 @@ use gangway::ipc::{CommandError, CommandResult, IpcError, IpcRouter, RegisterErr
 use gangway::tool::{Manifest, ValueKind};
 use serde::{Deserialize, Serialize};
 
+mod support;
+use support::Echo;
+
 fn encode<T: Serialize>(value: &T) -> Vec<u8> {
     rmp_serde::to_vec_named(value).unwrap()
 }
@@ -36,23 +39,6 @@ impl Add {
     async fn handle(&mut self) -> u64 {
         self.counter.calls.fetch_add(1, Ordering::SeqCst);
         self.counter.total.fetch_add(self.amount, Ordering::SeqCst) + self.amount
-    }
-}
-
-/// Say something back.
-#[derive(Clone, Default, Serialize, IpcCommand)]
-#[ipc(response = String)]
-struct Echo {
-    #[ipc(positional)]
-    text: String,
-    #[ipc(method)]
-    #[serde(skip)]
-    method: String,
-}
-
-impl Echo {
-    async fn handle(&mut self) -> String {
-        format!("{} {}", self.method, self.text)
     }
 }
 

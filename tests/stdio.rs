@@ -4,9 +4,11 @@
 
 mod support;
 
+use support::processes::processes;
 use support::runtime;
 
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -211,28 +213,65 @@ fn notifications_arrive_in_order_before_the_answer_and_respond_works_from_the_ha
     });
 }
 
+/// A peer that has stopped reading its standard input (`stall`), until
+/// [`release`](Stalled::release).
+struct Stalled {
+    dir: tempfile::TempDir,
+}
+
+impl Stalled {
+    /// The peer reads again (within 10 ms: it looks for the file).
+    fn release(&self) {
+        std::fs::write(self.dir.path().join("release"), b"").unwrap();
+    }
+}
+
+/// Makes the peer stop reading; returns once it has (its answer to
+/// `stall` is its report that it stopped).
+async fn stall(peer: &StdioTransport) -> Stalled {
+    let dir = tempfile::tempdir().unwrap();
+    let release = dir.path().join("release");
+    peer.call("stall", json!({"release": release}))
+        .await
+        .unwrap();
+    Stalled { dir }
+}
+
 #[test]
 fn a_slow_reader_makes_writers_wait_not_fail() {
     runtime().block_on(async {
         let peer = Arc::new(peer(quick().write_queue(2), &[]));
-        peer.call("stall", json!({"ms": 1500})).await.unwrap();
+        let stalled = stall(&peer).await;
         // 16 MiB of notifications: far past the pipe and the queue.
         let payload = "n".repeat(64 * 1024);
+        let sent = Arc::new(AtomicUsize::new(0));
         let sender = {
             let peer = peer.clone();
+            let sent = sent.clone();
             tokio::spawn(async move {
                 for _ in 0..256 {
                     peer.notify("tick", json!({"data": payload})).await?;
+                    sent.fetch_add(1, Ordering::SeqCst);
                 }
                 Ok::<_, RpcError>(())
             })
         };
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        // The peer reads nothing until released, so however fast or slow
+        // this machine is, the sender cannot be through: the pause is no
+        // synchronisation, only the time a transport that buffered without
+        // bound (or dropped) would need to show it.
+        tokio::time::sleep(Duration::from_millis(100)).await;
         assert!(
-            !sender.is_finished(),
-            "the sender waits while the peer stalls"
+            !sender.is_finished() && sent.load(Ordering::SeqCst) < 256,
+            "the sender waits while the peer stalls ({} sent)",
+            sent.load(Ordering::SeqCst)
         );
-        sender.await.unwrap().expect("nothing failed");
+        stalled.release();
+        tokio::time::timeout(Duration::from_secs(30), sender)
+            .await
+            .expect("the sender goes on once the peer reads")
+            .unwrap()
+            .expect("nothing failed");
         assert_eq!(peer.call("count", Value::Null).await.unwrap(), 256);
     });
 }
@@ -357,21 +396,20 @@ fn a_call_given_up_on_before_it_is_written_is_never_written() {
             .await
             .unwrap_err();
         assert!(matches!(err, RpcError::Timeout { .. }), "{err}");
-        // Then the peer stops reading, and 1 MiB fills the pipe.
-        peer.call("stall", json!({"ms": 1500})).await.unwrap();
-        let filler = {
-            let peer = peer.clone();
-            tokio::spawn(async move {
-                for _ in 0..16 {
-                    peer.notify("tick", json!({"data": "f".repeat(64 * 1024)}))
-                        .await
-                        .unwrap();
-                }
-            })
-        };
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        // The writer is stuck on the full pipe: these wait in the queue and
-        // are given up on there.
+        // Then the peer stops reading, and 2 MiB is sent: more than a pipe
+        // holds (Linux gives 64 KiB, and never more than 1 MiB to a program
+        // that asks, which tokio does not), its writer's 64 KiB buffer and
+        // the peer's 8 KiB one. All 32 fit the queue, so each `notify`
+        // returns at once; what the pipe cannot take waits in the queue,
+        // the writer stuck on the full pipe, until the peer reads again.
+        let stalled = stall(&peer).await;
+        for _ in 0..32 {
+            peer.notify("tick", json!({"data": "f".repeat(64 * 1024)}))
+                .await
+                .unwrap();
+        }
+        // These wait in the queue behind the rest of the 2 MiB, which
+        // cannot be written before the release, and are given up on there.
         for _ in 0..5 {
             let err = peer
                 .call_with_timeout("probe", Value::Null, Duration::from_millis(50))
@@ -379,7 +417,7 @@ fn a_call_given_up_on_before_it_is_written_is_never_written() {
                 .unwrap_err();
             assert!(matches!(err, RpcError::Timeout { .. }), "{err}");
         }
-        filler.await.unwrap();
+        stalled.release();
         let seen: Vec<String> =
             serde_json::from_value(peer.call("seen", Value::Null).await.unwrap()).unwrap();
         let never = seen.iter().position(|m| m == "never").unwrap();
@@ -429,29 +467,6 @@ fn a_program_that_cannot_start_is_named() {
     });
 }
 
-/// Processes, from `/proc`: pid, state, parent, process group.
-fn processes() -> Vec<(u32, char, u32, u32)> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            continue;
-        };
-        // The command name is in parentheses and may hold spaces.
-        let Some(rest) = stat.rfind(')').map(|at| &stat[at + 2..]) else {
-            continue;
-        };
-        let fields: Vec<&str> = rest.split_whitespace().collect();
-        let state = fields[0].chars().next().unwrap_or('?');
-        let parent = fields[1].parse().unwrap_or(0);
-        let group = fields[2].parse().unwrap_or(0);
-        found.push((pid, state, parent, group));
-    }
-    found
-}
-
 #[test]
 fn a_thousand_spawn_and_drop_cycles_leave_no_zombie_and_no_orphan() {
     let runtime = runtime();
@@ -477,19 +492,21 @@ fn a_thousand_spawn_and_drop_cycles_leave_no_zombie_and_no_orphan() {
     // Reaping runs on the runtime's tasks: give them a moment.
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
+        // Zombies count: the peers are this process's children, and a
+        // grandchild's parent (its peer) is gone, so init reaps it.
         let left: Vec<_> = processes()
             .into_iter()
-            .filter(|(pid, _, _, group)| {
-                peers.contains(pid) || grandchildren.contains(pid) || peers.contains(group)
+            .filter(|p| {
+                peers.contains(&p.pid)
+                    || grandchildren.contains(&p.pid)
+                    || peers.contains(&p.group)
+                    || peers.contains(&p.session)
             })
             .collect();
         if left.is_empty() {
             break;
         }
-        assert!(
-            Instant::now() < deadline,
-            "left behind (pid, state, parent, group): {left:?}"
-        );
+        assert!(Instant::now() < deadline, "left behind: {left:#?}");
         std::thread::sleep(Duration::from_millis(50));
     }
     drop(runtime);

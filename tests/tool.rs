@@ -309,8 +309,10 @@ fn json_arguments_bind_through_the_same_path() {
     let err = Grep::bind_json(&json!({"pattern": "x", "format": "markdown"})).unwrap_err();
     assert_eq!(err.exit_code(), 2);
     assert!(
-        err.message()
-            .starts_with("error: argument `format` must be one of `plain`, `json` or `md`"),
+        err.message().starts_with(
+            "error: invalid value `\"markdown\"` for `format`: \
+             expected one of `plain`, `json` or `md`"
+        ),
         "{err}"
     );
 }
@@ -566,7 +568,7 @@ fn mistakes_the_schema_can_name_are_clear_errors() {
     let err = edge_json(json!({"verbose": 5_000_000})).unwrap_err();
     assert_eq!(
         err.message(),
-        "error: argument `verbose` must be a count from 0 to 255, not a number"
+        "error: invalid value `5000000` for `verbose`: expected a whole number from 0 to 255"
     );
     let err = Edge::bind_json(&json!({"token": "t", "second": "s"})).unwrap_err();
     assert_eq!(err.exit_code(), 2);

@@ -14,6 +14,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
+use gangway::ipc::exit;
 use gangway::tool::Manifest;
 
 /// Expose host commands to sandboxed shells.
@@ -124,7 +125,7 @@ where
 
 fn fail(error: &dyn std::fmt::Display) -> i32 {
     eprintln!("gangway: {error}");
-    1
+    exit::FAILURE
 }
 
 fn print_json(value: &impl serde::Serialize) -> i32 {
@@ -163,14 +164,14 @@ fn run_wrappers(wrappers: Wrappers) -> i32 {
     };
     if wrappers.check {
         return match gangway_codegen::check_wrappers(&manifest, &wrappers.out) {
-            Ok(()) => 0,
+            Ok(()) => exit::OK,
             Err(gangway_codegen::wrappers::WrapperError::OutOfDate { diff }) => {
                 let _ = gangway::cli::write_stdout(diff.as_bytes());
                 eprintln!(
                     "gangway: {} is out of date; run `gangway wrappers` without `--check` to update it",
                     wrappers.out.display()
                 );
-                1
+                exit::FAILURE
             }
             Err(error) => fail(&error),
         };
@@ -184,7 +185,7 @@ fn run_wrappers(wrappers: Wrappers) -> i32 {
                 report.unchanged.len(),
                 report.removed.len()
             );
-            0
+            exit::OK
         }
         Err(error) => fail(&error),
     }

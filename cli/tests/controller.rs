@@ -3,13 +3,15 @@
 //! the answer reaches the controller's subscriber.
 
 mod common;
+// The workspace tests' `/proc` helpers (the file needs only `std` and
+// `gangway::controller`).
+#[path = "../../tests/support/processes.rs"]
+mod processes;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::{Host, require};
-use gangway::controller::{
-    Controller, ControllerInput, LaunchSpec, OutputEvent, ShellController, StopOutcome,
-};
+use gangway::controller::{Controller, ControllerInput, LaunchSpec, OutputEvent, ShellController};
 
 #[test]
 #[ignore = "needs bubblewrap"]
@@ -46,12 +48,8 @@ fn a_shell_in_bwrap_calls_the_host_through_its_wrappers() {
             seen.contains(r#""query": "from-the-sandbox""#) && seen.contains(r#""verbose": true"#),
             "the host's answer reached the subscriber: {seen}"
         );
-        let outcome = shell
-            .shutdown(Instant::now() + Duration::from_secs(10))
-            .await;
-        assert!(
-            matches!(outcome, StopOutcome::Stopped | StopOutcome::Exited(_)),
-            "{outcome:?}"
-        );
+        // Nothing of the sandbox (bwrap, its namespace's init, the shell)
+        // is left.
+        processes::shut_down_leaving_nothing(&shell).await;
     });
 }

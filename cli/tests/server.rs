@@ -1,22 +1,89 @@
 //! The server's lifecycle and limits: shutdown with calls in flight, the
 //! per-call timeout, the connection limit, and the environment a child gets.
+//!
+//! The tests wait on what the host shows (a `sleep` call started, ended,
+//! finished), never on a sleep of their own; wall-clock bounds are only
+//! generous limits for a failure.
 
 mod common;
 
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use std::sync::atomic::Ordering;
-
-use common::Host;
+use common::{Host, Tally};
 use gangway::ipc::{AsyncIpcClient, ClientError, Endpoint, IpcClient, IpcServer};
+
+/// How long a test waits for something before it fails: only a failure
+/// takes this long.
+const PATIENCE: Duration = Duration::from_secs(30);
+
+/// A `sleep` that only cancellation ends within the test: twice
+/// [`PATIENCE`].
+const FOREVER_MS: u64 = 60_000;
 
 fn sleep_params(ms: u64) -> Vec<u8> {
     common::Sleep::params(ms)
 }
 
+/// Polls `done` until it holds, or fails after [`PATIENCE`].
+fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + PATIENCE;
+    while !done() {
+        assert!(Instant::now() < deadline, "{what}: not within {PATIENCE:?}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// The host's `sleep` calls, as the test sees them: begun, finished, and
+/// alive. Each call runs on its own clone of the registered command, which
+/// holds the tally's counters, and drops it when the call ends, finished or
+/// cancelled; so the counters' reference count over its count with no call
+/// running is the number of calls alive.
+struct Sleeps {
+    tally: Tally,
+    idle: usize,
+}
+
+impl Sleeps {
+    /// Watches `host`'s sleeps; none may be running yet.
+    fn watch(host: &Host) -> Self {
+        let tally = host.tally.clone();
+        let idle = Arc::strong_count(&tally.sleeps_finished);
+        Sleeps { tally, idle }
+    }
+
+    fn started(&self) -> u64 {
+        self.tally.sleeps_started.load(Ordering::SeqCst)
+    }
+
+    fn finished(&self) -> u64 {
+        self.tally.sleeps_finished.load(Ordering::SeqCst)
+    }
+
+    /// Calls alive (after a shutdown the registered command goes too, so
+    /// the count may fall below `idle`).
+    fn alive(&self) -> usize {
+        Arc::strong_count(&self.tally.sleeps_finished).saturating_sub(self.idle)
+    }
+
+    /// Waits until `count` handlers have begun.
+    fn wait_started(&self, count: u64) {
+        wait_until(&format!("{count} sleep(s) started"), || {
+            self.started() >= count
+        });
+    }
+
+    /// Waits until no call is alive: each finished or was cancelled.
+    fn wait_all_ended(&self) {
+        wait_until("every sleep call ended", || self.alive() == 0);
+    }
+}
+
 #[test]
 fn shutdown_lets_calls_in_flight_finish_then_removes_the_socket() {
     let mut host = Host::start();
+    let sleeps = Sleeps::watch(&host);
     let env = host.env();
     let Endpoint::Unix(socket) = env.endpoint().clone() else {
         panic!()
@@ -25,25 +92,25 @@ fn shutdown_lets_calls_in_flight_finish_then_removes_the_socket() {
         let env = env.clone();
         std::thread::spawn(move || {
             let mut client = IpcClient::connect_to(env.endpoint(), env.token()).unwrap();
+            client.set_timeout(Some(PATIENCE)).unwrap();
             client.call_raw("sleep", &sleep_params(400))
         })
     };
-    wait_for_sleeps(&host, 1);
+    sleeps.wait_started(1);
     let server = host.server.take().unwrap();
     let started = Instant::now();
-    let report = host
-        .runtime
-        .block_on(server.shutdown(Duration::from_secs(5)));
+    let report = host.runtime.block_on(server.shutdown(2 * PATIENCE));
     assert_eq!(report.abandoned_calls, 0);
+    assert!(
+        started.elapsed() < PATIENCE,
+        "it waited for the call, not for the deadline"
+    );
     let reply = caller
         .join()
         .unwrap()
         .expect("the call in flight is answered");
     assert_eq!(rmp_serde::from_slice::<u64>(&reply).unwrap(), 400);
-    assert!(
-        started.elapsed() < Duration::from_secs(4),
-        "it did not wait for the deadline"
-    );
+    assert_eq!(sleeps.finished(), 1);
     assert!(!socket.exists() && !socket.parent().unwrap().exists());
     assert!(
         IpcClient::connect_to(env.endpoint(), env.token()).is_err(),
@@ -54,54 +121,69 @@ fn shutdown_lets_calls_in_flight_finish_then_removes_the_socket() {
 #[test]
 fn shutdown_cancels_the_calls_left_at_the_deadline() {
     let mut host = Host::start();
+    let sleeps = Sleeps::watch(&host);
     let env = host.env();
     let caller = std::thread::spawn(move || {
         let mut client = IpcClient::connect_to(env.endpoint(), env.token()).unwrap();
-        client.call_raw("sleep", &sleep_params(1_500))
+        client.set_timeout(Some(PATIENCE)).unwrap();
+        client.call_raw("sleep", &sleep_params(FOREVER_MS))
     });
-    wait_for_sleeps(&host, 1);
+    sleeps.wait_started(1);
+    assert_eq!(sleeps.alive(), 1, "the running call holds the counters");
     let server = host.server.take().unwrap();
     let started = Instant::now();
     let report = host
         .runtime
         .block_on(server.shutdown(Duration::from_millis(200)));
-    assert_eq!(report.abandoned_calls, 1);
-    assert!(started.elapsed() < Duration::from_secs(5));
-    assert!(caller.join().unwrap().is_err(), "the caller hears the end");
-    // Well past when the sleep would have ended: it never did.
-    std::thread::sleep(Duration::from_millis(2_000));
-    assert_eq!(host.tally.sleeps_finished.load(Ordering::SeqCst), 0);
+    assert_eq!(report.abandoned_calls, 1, "the host says it cancelled it");
+    assert!(started.elapsed() < PATIENCE);
+    let err = caller.join().unwrap().unwrap_err();
+    assert!(
+        !matches!(&err, ClientError::Io(io) if matches!(io.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut)),
+        "the caller hears the end, not its own timeout: {err}"
+    );
+    // The call is gone long before its sleep could end, and never finished.
+    sleeps.wait_all_ended();
+    assert_eq!(sleeps.finished(), 0);
 }
 
 #[test]
 fn a_client_that_hangs_up_cancels_its_calls() {
     let host = Host::start();
+    let sleeps = Sleeps::watch(&host);
     let env = host.env();
     let mut client = IpcClient::connect_to(env.endpoint(), env.token()).unwrap();
     client
         .set_timeout(Some(Duration::from_millis(100)))
         .unwrap();
-    let err = client.call_raw("sleep", &sleep_params(1_000)).unwrap_err();
+    let err = client
+        .call_raw("sleep", &sleep_params(FOREVER_MS))
+        .unwrap_err();
     assert!(matches!(err, ClientError::Io(_)), "{err}");
     let err = client.call_raw("ping", &[]).unwrap_err();
     assert!(
         err.to_string().contains("connect again"),
         "a timed-out client refuses further calls: {err}"
     );
+    // The handler is running when the client hangs up...
+    sleeps.wait_started(1);
+    assert_eq!(sleeps.alive(), 1, "the running call holds the counters");
     drop(client);
-    std::thread::sleep(Duration::from_millis(2_000));
-    assert_eq!(host.tally.sleeps_finished.load(Ordering::SeqCst), 0);
+    // ...and the call is gone long before its sleep could end, unfinished.
+    sleeps.wait_all_ended();
+    assert_eq!(sleeps.finished(), 0);
     // A call whose client stays finishes as usual.
     let mut client = IpcClient::connect_to(env.endpoint(), env.token()).unwrap();
     client.call_raw("sleep", &sleep_params(10)).unwrap();
-    assert_eq!(host.tally.sleeps_finished.load(Ordering::SeqCst), 1);
+    assert_eq!((sleeps.started(), sleeps.finished()), (2, 1));
 }
 
 #[test]
 fn an_async_call_given_up_on_leaves_the_connection_usable() {
     let host = Host::start();
+    let sleeps = Sleeps::watch(&host);
     let env = host.env();
-    host.runtime.block_on(async {
+    let client = host.runtime.block_on(async {
         let client = AsyncIpcClient::connect_to(env.endpoint(), env.token())
             .await
             .unwrap();
@@ -122,11 +204,16 @@ fn an_async_call_given_up_on_leaves_the_connection_usable() {
             let pong = client.call_raw("ping", &[]).await.unwrap();
             assert_eq!(rmp_serde::from_slice::<String>(&pong).unwrap(), "pong\n");
         }
-        // The late answer to the sleep is dropped, not handed to a later
-        // call.
-        tokio::time::sleep(Duration::from_millis(400)).await;
-        let pong = client.call_raw("ping", &[]).await.unwrap();
-        assert_eq!(rmp_serde::from_slice::<String>(&pong).unwrap(), "pong\n");
+        client
+    });
+    // The sleep given up on has finished, so its answer is on its way or
+    // arrived; it is dropped, not handed to a later call.
+    wait_until("the sleep given up on finished", || sleeps.finished() == 1);
+    host.runtime.block_on(async {
+        for _ in 0..2 {
+            let pong = client.call_raw("ping", &[]).await.unwrap();
+            assert_eq!(rmp_serde::from_slice::<String>(&pong).unwrap(), "pong\n");
+        }
     });
 }
 
@@ -160,19 +247,17 @@ fn raw_sleeps(host: &Host, sleeps: &[u64]) -> std::os::unix::net::UnixStream {
 #[test]
 fn shutdown_starts_no_call_still_waiting_to_be_read() {
     let mut host = Host::start_with(IpcServer::builder().max_in_flight(1));
-    let raw = raw_sleeps(&host, &[300, 10, 10, 10, 10, 10]);
-    wait_for_sleeps(&host, 1);
+    let sleeps = Sleeps::watch(&host);
+    // The first call must still run when shutdown begins, a moment after it
+    // is seen to start, and then finish within the deadline: it frees its
+    // slot while the others wait.
+    let raw = raw_sleeps(&host, &[2_000, 10, 10, 10, 10, 10]);
+    sleeps.wait_started(1);
     let server = host.server.take().unwrap();
-    let report = host
-        .runtime
-        .block_on(server.shutdown(Duration::from_secs(5)));
+    let report = host.runtime.block_on(server.shutdown(2 * PATIENCE));
     assert_eq!(report.abandoned_calls, 0);
-    let tally = &host.tally;
     assert_eq!(
-        (
-            tally.sleeps_started.load(Ordering::SeqCst),
-            tally.sleeps_finished.load(Ordering::SeqCst)
-        ),
+        (sleeps.started(), sleeps.finished()),
         (1, 1),
         "the call in flight finished; none of the waiting ones began"
     );
@@ -182,28 +267,18 @@ fn shutdown_starts_no_call_still_waiting_to_be_read() {
 #[test]
 fn hanging_up_at_the_in_flight_limit_still_cancels_the_calls() {
     let host = Host::start_with(IpcServer::builder().max_in_flight(2));
-    let raw = raw_sleeps(&host, &[1_000, 1_000, 1_000]);
-    wait_for_sleeps(&host, 2);
+    let sleeps = Sleeps::watch(&host);
+    let raw = raw_sleeps(&host, &[FOREVER_MS, FOREVER_MS, FOREVER_MS]);
+    sleeps.wait_started(2);
+    assert_eq!(sleeps.alive(), 2, "the running calls hold the counters");
     drop(raw);
-    std::thread::sleep(Duration::from_millis(1_500));
-    let tally = &host.tally;
+    // Both calls are gone long before their sleeps could end.
+    sleeps.wait_all_ended();
     assert_eq!(
-        (
-            tally.sleeps_started.load(Ordering::SeqCst),
-            tally.sleeps_finished.load(Ordering::SeqCst)
-        ),
+        (sleeps.started(), sleeps.finished()),
         (2, 0),
         "both running calls were cancelled, the third never began"
     );
-}
-
-/// Waits until `sleeps` sleep handlers have begun.
-fn wait_for_sleeps(host: &Host, sleeps: u64) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while host.tally.sleeps_started.load(Ordering::SeqCst) < sleeps {
-        assert!(Instant::now() < deadline, "the sleep never started");
-        std::thread::sleep(Duration::from_millis(5));
-    }
 }
 
 #[test]
@@ -244,7 +319,7 @@ fn connections_past_the_limit_are_turned_away_busy() {
     );
     drop(first);
     // The slot frees when the first connection closes.
-    let deadline = Instant::now() + Duration::from_secs(5);
+    let deadline = Instant::now() + PATIENCE;
     loop {
         if let Ok(mut third) = IpcClient::connect_to(env.endpoint(), env.token()) {
             third.call_raw("ping", &[]).unwrap();

@@ -175,12 +175,16 @@ impl Rng {
     }
 }
 
+/// Sends `lists` random argument lists through the `echoargs` wrapper file
+/// run as `shell`'s own script (`SHELL WRAPPER -- words...`), so `shell`,
+/// not the wrapper's `#!/bin/sh`, expands its `"$@"`.
 fn round_trip(host: &Host, shell: &[&str], lists: usize, seed: u64) {
     let mut rng = Rng(seed);
     for case in 0..lists {
         let words = rng.words();
-        let args: Vec<&str> = words.iter().map(String::as_str).collect();
-        let out = host.shell(shell, "echoargs -- \"$@\"", &args, None);
+        let mut args = vec!["--"];
+        args.extend(words.iter().map(String::as_str));
+        let out = common::run(host.wrapper_command(shell, "echoargs", &args), None);
         let got: Vec<String> = serde_json::from_value(json(&out)).unwrap();
         assert_eq!(got, words, "{shell:?} case {case}");
     }
@@ -196,60 +200,35 @@ fn argv_arrives_byte_identical_under_sh() {
 fn two_thousand_argument_lists_arrive_byte_identical_under_every_shell() {
     require(&["dash", "bash", "busybox", "zsh"]);
     let host = Host::start();
+    let shells = shells();
+    assert_eq!(shells.len(), 4, "{shells:?}");
     std::thread::scope(|scope| {
-        for (i, shell) in shells().into_iter().enumerate() {
+        for (i, shell) in shells.into_iter().enumerate() {
             let host = &host;
             scope.spawn(move || round_trip(host, &shell, 2_000, 0xdead_beef_0000 + i as u64));
         }
     });
 }
 
-#[test]
-fn binary_stdin_with_nuls_arrives_byte_identical() {
-    let host = Host::start();
-    let mut data: Vec<u8> = (0..=255u8).collect();
-    data.extend([0, 0, 0, b'\n', b'\r', b'\n', 0]);
-    let out = host.shell(&["sh"], "cat", &[], Some(&data));
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    assert_eq!(out.stdout, data);
+/// `name args...` under `shell`, two ways, each with a label for failures:
+/// from `PATH` under `shell -c` (the wrapper then runs under its
+/// `#!/bin/sh`), and the wrapper file as `shell`'s own script.
+fn both_ways(host: &Host, shell: &[&str], name: &str, args: &[&str]) -> [(String, Command); 2] {
+    [
+        (
+            format!("{name} {args:?} from PATH under {shell:?} -c"),
+            host.shell_command(shell, &format!("{name} \"$@\""), args),
+        ),
+        (
+            format!("{name} {args:?} as the script of {shell:?}"),
+            host.wrapper_command(shell, name, args),
+        ),
+    ]
 }
 
-#[test]
-fn text_without_a_final_newline_gets_one() {
-    let host = Host::start();
-    let out = host.shell(&["sh"], "upper", &[], Some(b"no newline\n\nat the end"));
-    assert_eq!(out.stdout, b"NO NEWLINE\n\nAT THE END\n");
-}
-
-#[test]
-fn eight_mebibytes_of_stdin_arrive_byte_identical() {
-    let host = Host::start();
-    let mut state = 7u32;
-    let data: Vec<u8> = (0..8 * 1024 * 1024)
-        .map(|_| {
-            state = state.wrapping_mul(1_103_515_245).wrapping_add(12_345);
-            (state >> 16) as u8
-        })
-        .collect();
-    let out = host.shell(&["sh"], "cat", &[], Some(&data));
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    assert_eq!(out.stdout.len(), data.len());
-    assert!(out.stdout == data, "the bytes differ");
-}
-
-#[test]
-fn an_explicit_argument_wins_over_stdin() {
-    let host = Host::start();
-    let out = host.shell(&["sh"], "upper --text given", &[], Some(b"piped"));
-    assert_eq!(out.stdout, b"GIVEN\n");
-}
-
-/// Runs `script` with a stdin pipe that is never closed, and returns its
+/// Runs `command` with a stdin pipe that is never closed, and returns its
 /// output, or fails if it has not finished in `limit`.
-fn with_open_stdin(host: &Host, script: &str, limit: Duration) -> std::process::Output {
-    let mut command = Command::new("sh");
-    command.arg("-c").arg(script);
-    host.env().apply(&mut command);
+fn with_open_stdin(mut command: Command, what: &str, limit: Duration) -> std::process::Output {
     command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -263,48 +242,164 @@ fn with_open_stdin(host: &Host, script: &str, limit: Duration) -> std::process::
         }
         if started.elapsed() > limit {
             let _ = child.kill();
-            panic!("`{script}` still waits for stdin after {limit:?}");
+            panic!("{what}: still waits for stdin after {limit:?}");
         }
         std::thread::sleep(Duration::from_millis(10));
     }
 }
 
-#[test]
-fn a_command_without_a_stdin_argument_never_reads_stdin() {
-    let host = Host::start();
-    let out = with_open_stdin(&host, "ping", Duration::from_secs(20));
-    assert_eq!(out.stdout, b"pong\n");
+/// Bytes with NULs, a lone `\r` and no final newline come back exact.
+fn nul_bytes_arrive(host: &Host, shell: &[&str]) {
+    let mut data: Vec<u8> = (0..=255u8).collect();
+    data.extend([0, 0, 0, b'\n', b'\r', b'\n', 0]);
+    for (how, command) in both_ways(host, shell, "cat", &[]) {
+        let out = common::run(command, Some(&data));
+        assert!(out.status.success(), "{how}: {}", text(&out.stderr));
+        assert_eq!(out.stdout, data, "{how}");
+    }
 }
 
-#[test]
-fn help_does_not_read_stdin() {
-    let host = Host::start();
-    for script in ["cat --help", "cat -h", "cat --data x --help"] {
-        let out = with_open_stdin(&host, script, Duration::from_secs(20));
-        assert!(out.status.success(), "{script}");
+/// A text answer gets the final newline its input lacked.
+fn text_gets_a_final_newline(host: &Host, shell: &[&str]) {
+    for (how, command) in both_ways(host, shell, "upper", &[]) {
+        let out = common::run(command, Some(b"no newline\n\nat the end"));
+        assert!(out.status.success(), "{how}: {}", text(&out.stderr));
+        assert_eq!(out.stdout, b"NO NEWLINE\n\nAT THE END\n", "{how}");
+    }
+}
+
+/// 8 MiB of pseudo-random bytes come back exact.
+fn eight_mebibytes_arrive(host: &Host, shell: &[&str]) {
+    let mut state = 7u32;
+    let data: Vec<u8> = (0..8 * 1024 * 1024)
+        .map(|_| {
+            state = state.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+            (state >> 16) as u8
+        })
+        .collect();
+    for (how, command) in both_ways(host, shell, "cat", &[]) {
+        let out = common::run(command, Some(&data));
+        assert!(out.status.success(), "{how}: {}", text(&out.stderr));
+        assert_eq!(out.stdout.len(), data.len(), "{how}");
+        assert!(out.stdout == data, "{how}: the bytes differ");
+    }
+}
+
+/// An explicit `--text` is used, and the piped bytes are not.
+fn an_explicit_argument_wins(host: &Host, shell: &[&str]) {
+    for (how, command) in both_ways(host, shell, "upper", &["--text", "given"]) {
+        let out = common::run(command, Some(b"piped"));
+        assert!(out.status.success(), "{how}: {}", text(&out.stderr));
+        assert_eq!(out.stdout, b"GIVEN\n", "{how}");
+    }
+}
+
+/// A command that takes no stdin answers with a pipe that never closes.
+fn no_stdin_argument_never_reads_stdin(host: &Host, shell: &[&str]) {
+    for (how, command) in both_ways(host, shell, "ping", &[]) {
+        let out = with_open_stdin(command, &how, Duration::from_secs(20));
+        assert_eq!(out.stdout, b"pong\n", "{how}: {}", text(&out.stderr));
+    }
+}
+
+/// Help answers with a pipe that never closes.
+fn help_with_a_pipe_open(host: &Host, shell: &[&str]) {
+    for args in [&["--help"][..], &["-h"], &["--data", "x", "--help"]] {
+        for (how, command) in both_ways(host, shell, "cat", args) {
+            let out = with_open_stdin(command, &how, Duration::from_secs(20));
+            assert!(out.status.success(), "{how}: {}", text(&out.stderr));
+            assert!(
+                text(&out.stdout).contains("Usage: cat [OPTIONS]"),
+                "{how}: {}",
+                text(&out.stdout)
+            );
+        }
+    }
+}
+
+/// An explicit stdin argument, or a usage error, answers with a pipe that
+/// never closes.
+fn explicit_argument_or_usage_error_with_a_pipe_open(host: &Host, shell: &[&str]) {
+    let open = |args: &[&str]| {
+        both_ways(host, shell, "upper", args)
+            .map(|(how, command)| (with_open_stdin(command, &how, Duration::from_secs(20)), how))
+    };
+    for (out, how) in open(&["--text", "given"]) {
+        assert_eq!(out.stdout, b"GIVEN\n", "{how}: {}", text(&out.stderr));
+    }
+    // `-h` as the option's value is text to upper-case, not a call for help.
+    for (out, how) in open(&["--text=-h"]) {
+        assert_eq!(out.stdout, b"-H\n", "{how}: {}", text(&out.stderr));
+    }
+    for (out, how) in open(&["--txet", "x"]) {
+        assert_eq!(out.status.code(), Some(2), "{how}");
         assert!(
-            text(&out.stdout).contains("Usage: cat [OPTIONS]"),
-            "{script}: {}",
-            text(&out.stdout)
+            text(&out.stderr).contains("unknown flag `--txet`"),
+            "{how}: {}",
+            text(&out.stderr)
         );
     }
 }
 
+/// Every standard-input case, each run from `PATH` and as the shell's
+/// script.
+const STDIN_CASES: [fn(&Host, &[&str]); 7] = [
+    nul_bytes_arrive,
+    text_gets_a_final_newline,
+    eight_mebibytes_arrive,
+    an_explicit_argument_wins,
+    no_stdin_argument_never_reads_stdin,
+    help_with_a_pipe_open,
+    explicit_argument_or_usage_error_with_a_pipe_open,
+];
+
+#[test]
+fn binary_stdin_with_nuls_arrives_byte_identical() {
+    nul_bytes_arrive(&Host::start(), &["sh"]);
+}
+
+#[test]
+fn text_without_a_final_newline_gets_one() {
+    text_gets_a_final_newline(&Host::start(), &["sh"]);
+}
+
+#[test]
+fn eight_mebibytes_of_stdin_arrive_byte_identical() {
+    eight_mebibytes_arrive(&Host::start(), &["sh"]);
+}
+
+#[test]
+fn an_explicit_argument_wins_over_stdin() {
+    an_explicit_argument_wins(&Host::start(), &["sh"]);
+}
+
+#[test]
+fn a_command_without_a_stdin_argument_never_reads_stdin() {
+    no_stdin_argument_never_reads_stdin(&Host::start(), &["sh"]);
+}
+
+#[test]
+fn help_does_not_read_stdin() {
+    help_with_a_pipe_open(&Host::start(), &["sh"]);
+}
+
 #[test]
 fn an_explicit_stdin_argument_or_a_usage_error_does_not_read_stdin() {
+    explicit_argument_or_usage_error_with_a_pipe_open(&Host::start(), &["sh"]);
+}
+
+#[test]
+#[ignore = "needs dash, bash, busybox and zsh"]
+fn the_stdin_cases_hold_under_dash_bash_busybox_and_zsh() {
+    require(&["dash", "bash", "busybox", "zsh"]);
     let host = Host::start();
-    let out = with_open_stdin(&host, "upper --text given", Duration::from_secs(20));
-    assert_eq!(out.stdout, b"GIVEN\n");
-    // `-h` as the option's value is text to upper-case, not a call for help.
-    let out = with_open_stdin(&host, "upper --text=-h", Duration::from_secs(20));
-    assert_eq!(out.stdout, b"-H\n");
-    let out = with_open_stdin(&host, "upper --txet x", Duration::from_secs(20));
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        text(&out.stderr).contains("unknown flag `--txet`"),
-        "{}",
-        text(&out.stderr)
-    );
+    let shells = shells();
+    assert_eq!(shells.len(), 4, "{shells:?}");
+    for shell in &shells {
+        for case in STDIN_CASES {
+            case(&host, shell);
+        }
+    }
 }
 
 #[test]

@@ -1,15 +1,18 @@
 //! The command model of [gangway](https://docs.rs/gangway-runtime), shared by its
 //! proc-macros and its code generators.
 //!
-//! - [`schema`]: what a command accepts, as data (always available).
-//! - [`args`]: parsed arguments and their clap-compatible argv.
-//! - [`bind`]: the one binder from shell words or JSON to arguments, and help.
-//! - `model` (feature `model`): the parser and checks of `#[ipc(...)]`
-//!   attributes, used by `gangway-macros` and by the source scanner.
-//! - `render`, `wrappers` (feature `wrappers`): wrapper scripts and the
-//!   agent reference from handlebars templates, written atomically.
-//! - `scan` (feature `render`, which includes `wrappers` and `model`): a
-//!   crate's commands read from its source.
+//! | module | feature | what it holds |
+//! | --- | --- | --- |
+//! | [`schema`] | always | what a command accepts, as data: [`ToolSchema`](schema::ToolSchema), [`ParamSchema`](schema::ParamSchema), [`Manifest`](schema::Manifest) |
+//! | [`args`] | always | parsed arguments ([`ToolArgs`](args::ToolArgs)) and their clap-compatible argv |
+//! | [`bind`] | always | the one binder from shell words or a JSON object to arguments |
+//! | `help` | always | `--help` text and usage lines rendered from a schema |
+//! | `json_schema` | always | a schema as JSON Schema, for MCP tools and LLM function calls |
+//! | `case` | always | the one naming rule: where a name breaks into words, for command names, tool names and long flags |
+//! | `model` | `model` | the reading and checks of `#[ipc(...)]`, `#[tool]` and `#[derive(ArgEnum)]` attributes, used by `gangway-macros` and by the source scanner |
+//! | `render` | `wrappers` | wrapper scripts and the agent reference from handlebars templates |
+//! | `wrappers` | `wrappers` | the wrapper scripts of a manifest written atomically, or checked |
+//! | `scan` | `render` (`wrappers` and `model`) | a crate's commands read from its source |
 //!
 //! Most users never name this crate: the runtime (`gangway-runtime`,
 //! imported as `gangway`) re-exports the schema types, and with its
@@ -18,6 +21,7 @@
 
 pub mod args;
 pub mod bind;
+mod case;
 mod help;
 mod json_schema;
 pub mod schema;

@@ -183,17 +183,7 @@ pub fn scan_files(files: &[(PathBuf, syn::File)]) -> Result<ScanReport, ScanErro
         });
         visit_items(&file.items, &mut |item| match item {
             syn::Item::Enum(item) if derives(&item.attrs, "ArgEnum") => {
-                let input = syn::DeriveInput {
-                    attrs: item.attrs.clone(),
-                    vis: item.vis.clone(),
-                    ident: item.ident.clone(),
-                    generics: item.generics.clone(),
-                    data: syn::Data::Enum(syn::DataEnum {
-                        enum_token: item.enum_token,
-                        brace_token: item.brace_token,
-                        variants: item.variants.clone(),
-                    }),
-                };
+                let input = syn::DeriveInput::from(item.clone());
                 if let Ok(model) = ArgEnumModel::from_derive_input(&input) {
                     enums.insert(item.ident.to_string(), model.values);
                 }
@@ -206,17 +196,7 @@ pub fn scan_files(files: &[(PathBuf, syn::File)]) -> Result<ScanReport, ScanErro
     }
     let mut commands: BTreeMap<String, ToolSchema> = BTreeMap::new();
     for (path, item) in structs {
-        let input = syn::DeriveInput {
-            attrs: item.attrs.clone(),
-            vis: item.vis.clone(),
-            ident: item.ident.clone(),
-            generics: item.generics.clone(),
-            data: syn::Data::Struct(syn::DataStruct {
-                struct_token: item.struct_token,
-                fields: item.fields.clone(),
-                semi_token: item.semi_token,
-            }),
-        };
+        let input = syn::DeriveInput::from(item.clone());
         let model =
             CommandModel::from_derive_input(&input).map_err(|rejected| ScanError::Command {
                 path: path.to_path_buf(),

@@ -331,7 +331,10 @@ impl ParamSchema {
         }
     }
 
-    /// Builds a parameter in a `const`; what the derive macros emit.
+    /// Builds a parameter from every field; what the macros emit, in a
+    /// `const` for `#[derive(IpcCommand)]` (whose default text is a literal)
+    /// and once at run time for `#[tool]` (whose kind and default text may
+    /// come from trait impls).
     #[doc(hidden)]
     #[allow(clippy::too_many_arguments)]
     pub const fn __from_static(
@@ -343,11 +346,12 @@ impl ParamSchema {
         repeatable: bool,
         required: bool,
         optional: bool,
-        default: Option<&'static str>,
+        default: Option<Cow<'static, str>>,
         description: &'static str,
         positional: Option<u16>,
         stdin: bool,
         consumes: Option<ValueCount>,
+        hidden: bool,
     ) -> Self {
         ParamSchema {
             name: Cow::Borrowed(name),
@@ -358,15 +362,12 @@ impl ParamSchema {
             repeatable,
             required,
             optional,
-            default: match default {
-                Some(text) => Some(Cow::Borrowed(text)),
-                None => None,
-            },
+            default,
             description: Cow::Borrowed(description),
             positional,
             stdin,
             consumes,
-            hidden: false,
+            hidden,
         }
     }
 
@@ -514,31 +515,12 @@ impl Manifest {
     }
 }
 
-/// The long command-line flag for a wire name, without the leading `--`:
-/// words split at `_`, `-` and lower-to-upper case changes, lowercased, joined
-/// with `-` (`max_results` and `maxResults` both give `max-results`).
-pub fn cli_long_name(wire_name: &str) -> String {
-    let mut out = String::with_capacity(wire_name.len() + 2);
-    let mut prev_lower_or_digit = false;
-    for ch in wire_name.chars() {
-        if ch == '_' || ch == '-' {
-            if !out.is_empty() && !out.ends_with('-') {
-                out.push('-');
-            }
-            prev_lower_or_digit = false;
-            continue;
-        }
-        if ch.is_uppercase() && prev_lower_or_digit {
-            out.push('-');
-        }
-        prev_lower_or_digit = ch.is_lowercase() || ch.is_ascii_digit();
-        out.extend(ch.to_lowercase());
-    }
-    while out.ends_with('-') {
-        out.pop();
-    }
-    out
-}
+pub use crate::case::cli_long_name;
+
+/// The short flag of `--help`, which no argument may take.
+pub(crate) const HELP_SHORT: char = 'h';
+/// The long flag of help, which no argument may take.
+pub(crate) const HELP_LONG: &str = "help";
 
 /// Whether `name` is a valid command name: `[A-Za-z][A-Za-z0-9_-]*`. A command
 /// name becomes a file name and a shell word, so nothing else is allowed.
@@ -562,17 +544,6 @@ pub fn closest<'a>(input: &str, candidates: impl IntoIterator<Item = &'a str>) -
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn long_names_are_kebab_case() {
-        assert_eq!(cli_long_name("max_results"), "max-results");
-        assert_eq!(cli_long_name("maxResults"), "max-results");
-        assert_eq!(cli_long_name("MAX_RESULTS"), "max-results");
-        assert_eq!(cli_long_name("q"), "q");
-        assert_eq!(cli_long_name("v2_name"), "v2-name");
-        assert_eq!(cli_long_name("_private_"), "private");
-        assert_eq!(cli_long_name("HTTPServer"), "httpserver");
-    }
 
     #[test]
     fn command_names() {
@@ -631,6 +602,7 @@ mod tests {
             Some(0),
             false,
             None,
+            false,
         )];
         const SCHEMA: &ToolSchema =
             &ToolSchema::__from_static("search", "Search.", "", PARAMS, ArgBinding::Typed);

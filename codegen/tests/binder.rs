@@ -207,15 +207,59 @@ fn values_are_typed_and_checked() {
     let err = fail(&["--limit", "-1"]);
     assert_eq!(
         err.to_string(),
-        "invalid value `-1` for `--limit`: expected a whole number (0 or more)"
+        "invalid value `-1` for `--limit`: expected a whole number, 0 or more"
     );
+    assert_eq!(err.kind(), BindErrorKind::InvalidValue);
+    assert_eq!(err.argument_name(), Some("--limit"));
     let err = fail(&["-o", "ten"]);
     assert_eq!(
         err.to_string(),
-        "invalid value `ten` for `-o`: expected an integer"
+        "invalid value `ten` for `-o`: expected a whole number"
+    );
+    let err = fail(&["-o", "1.5"]);
+    assert_eq!(
+        err.to_string(),
+        "invalid value `1.5` for `-o`: expected a whole number"
     );
     let err = fail(&["--scale", "NaN"]);
     assert_eq!(err.kind(), BindErrorKind::InvalidValue);
+    assert_eq!(
+        err.to_string(),
+        "invalid value `NaN` for `--scale`: expected a finite number"
+    );
+    let err = fail(&["--scale", "half"]);
+    assert_eq!(
+        err.to_string(),
+        "invalid value `half` for `--scale`: expected a number"
+    );
+    let err = fail(&["--offset", "99999999999999999999"]);
+    assert_eq!(
+        err.to_string(),
+        "invalid value `99999999999999999999` for `--offset`: \
+         expected a whole number from -9223372036854775808 to 9223372036854775807"
+    );
+    let err = fail(&["--max", "99999999999999999999", "q"]);
+    assert_eq!(
+        err.to_string(),
+        "invalid value `99999999999999999999` for `--max`: \
+         expected a whole number from 0 to 18446744073709551615"
+    );
+    let long = format!("{}\n", "9".repeat(70));
+    let err = fail(&["--limit", &long]);
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "invalid value `{}…` for `--limit`: expected a whole number, 0 or more",
+            "9".repeat(50)
+        ),
+        "a long value is cut short"
+    );
+    let err = fail(&["--limit", "1\n2"]);
+    assert_eq!(
+        err.to_string(),
+        "invalid value `1\\n2` for `--limit`: expected a whole number, 0 or more",
+        "a control character is escaped, so the message stays one line"
+    );
     let err = fail(&["--mode", "fsat"]);
     assert_eq!(
         err.to_string(),
@@ -414,27 +458,55 @@ fn json_arguments_are_type_checked() {
     let cases = [
         (
             json!({"limit": "3"}),
-            "argument `limit` must be a whole number (0 or more), not a string",
+            "invalid value `\"3\"` for `limit`: expected a whole number, 0 or more; \
+             write `3`, without quotes",
         ),
         (
             json!({"limit": -1}),
-            "argument `limit` must be a whole number (0 or more), not a number",
+            "invalid value `-1` for `limit`: expected a whole number, 0 or more",
         ),
         (
             json!({"offset": 1.5}),
-            "argument `offset` must be an integer, not a number",
+            "invalid value `1.5` for `offset`: expected a whole number",
+        ),
+        (
+            json!({"offset": 3.0}),
+            "invalid value `3.0` for `offset`: expected a whole number; write `3`",
+        ),
+        (
+            json!({"offset": u64::MAX}),
+            "invalid value `18446744073709551615` for `offset`: \
+             expected a whole number from -9223372036854775808 to 9223372036854775807",
+        ),
+        (
+            json!({"scale": "2.5"}),
+            "invalid value `\"2.5\"` for `scale`: expected a number; write `2.5`, without quotes",
         ),
         (
             json!({"all": "yes"}),
-            "argument `all` must be `true` or `false`, not a string",
+            "invalid value `\"yes\"` for `all`: expected `true` or `false`",
+        ),
+        (
+            json!({"all": "true"}),
+            "invalid value `\"true\"` for `all`: expected `true` or `false`; \
+             write `true`, without quotes",
         ),
         (
             json!({"mode": "slow"}),
-            "argument `mode` must be one of `fast` or `thorough`, not `slow`",
+            "invalid value `\"slow\"` for `mode`: expected one of `fast` or `thorough`",
+        ),
+        (
+            json!({"mode": "fsat"}),
+            "invalid value `\"fsat\"` for `mode`: expected one of `fast` or `thorough`; \
+             did you mean `fast`?",
         ),
         (
             json!({"tag": [1]}),
-            "argument `tag` must be a string, not a number",
+            "invalid value `1` for `tag`: expected a string; write `\"1\"`, in quotes",
+        ),
+        (
+            json!({"query": {"text": "rust"}}),
+            "invalid value `{\"text\":\"rust\"}` for `query`: expected a string",
         ),
         (
             json!({"querry": "x"}),
@@ -535,16 +607,21 @@ fn counts_are_bounded() {
     let err = fail(&["--verbose=300"]);
     assert_eq!(
         err.to_string(),
-        "invalid value `300` for `--verbose`: expected a count from 0 to 255"
+        "invalid value `300` for `--verbose`: expected a whole number from 0 to 255"
     );
     let many: Vec<&str> = std::iter::repeat_n("-v", 256).chain(["q"]).collect();
-    assert_eq!(fail(&many).kind(), BindErrorKind::InvalidValue);
+    let err = fail(&many);
+    assert_eq!(err.kind(), BindErrorKind::InvalidValue);
+    assert_eq!(
+        err.to_string(),
+        "`-v` is given 256 times: `--verbose` counts to 255 at most"
+    );
     let err = schema()
         .parse_json(&json!({"verbose": 5_000_000}))
         .unwrap_err();
     assert_eq!(
         err.to_string(),
-        "argument `verbose` must be a count from 0 to 255, not a number"
+        "invalid value `5000000` for `verbose`: expected a whole number from 0 to 255"
     );
 }
 
@@ -647,7 +724,12 @@ fn a_list_positional_after_a_missing_optional_one_stays_by_name() {
 #[test]
 fn json_lists_must_fit_the_value_count() {
     let err = schema().parse_json(&json!({"point": [1]})).unwrap_err();
-    assert_eq!(err.to_string(), "argument `point` takes 2 values, not 1");
+    assert_eq!(
+        err.to_string(),
+        "invalid value `[1]` for `point`: expected a list of 2 values, not 1"
+    );
+    assert_eq!(err.kind(), BindErrorKind::InvalidValue);
+    assert_eq!(err.argument_name(), Some("point"));
 }
 
 #[test]

@@ -14,11 +14,15 @@ use syn::{DeriveInput, Expr, Generics, Type, parse_quote};
 pub fn expand(input: &DeriveInput) -> TokenStream {
     match CommandModel::from_derive_input(input) {
         // serde reports the error; a placeholder keeps uses of the command quiet.
-        Ok(model) if model.serde_reports_error => dummy_impl(input, Some(&model)),
+        Ok(model) if model.serde_reports_error => dummy_impl(input, &model.krate, Some(&model)),
         Ok(model) => command_impl(&model),
-        Err(Rejected { error, partial }) => {
+        Err(Rejected {
+            error,
+            krate,
+            partial,
+        }) => {
             let errors = error.write_errors();
-            let dummy = dummy_impl(input, partial.as_deref());
+            let dummy = dummy_impl(input, &krate, partial.as_deref());
             quote! { #errors #dummy }
         }
     }
@@ -533,17 +537,30 @@ fn mentions_any(ty: &Type, params: &[Ident]) -> bool {
 /// the errors so code using the command does not fail a second time. None
 /// for a union, which serde cannot serialize, so the impl would be one more
 /// error.
-fn dummy_impl(input: &DeriveInput, partial: Option<&CommandModel>) -> TokenStream {
+///
+/// When serde's own derive reports an error in the struct's serde
+/// attributes, it emits no `Serialize` impl, and `IpcCommand` needs one: a
+/// placeholder `Serialize` comes too, so serde's error stands alone.
+fn dummy_impl(
+    input: &DeriveInput,
+    krate: &syn::Path,
+    partial: Option<&CommandModel>,
+) -> TokenStream {
     if matches!(input.data, syn::Data::Union(_)) {
         return TokenStream::new();
     }
-    let krate: syn::Path = partial.map_or_else(|| parse_quote!(::gangway), |m| m.krate.clone());
     let response: Type = partial.map_or_else(|| parse_quote!(()), |m| m.response.clone());
     let ident = &input.ident;
-    let generics = trait_generics(&input.generics, ident, &krate, &response);
+    let generics = trait_generics(&input.generics, ident, krate, &response);
     let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
     let span = Span::call_site();
+    let serialize = if partial.is_some_and(|m| m.serde_reports_error) {
+        dummy_serialize(input, krate)
+    } else {
+        TokenStream::new()
+    };
     quote_spanned! {span=>
+        #serialize
         #[automatically_derived]
         #[allow(unreachable_code, unused_variables)]
         impl #impl_generics #krate::ipc::IpcCommand for #ident #ty_generics #where_clause {
@@ -566,19 +583,31 @@ fn dummy_impl(input: &DeriveInput, partial: Option<&CommandModel>) -> TokenStrea
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn idents(tokens: TokenStream, out: &mut Vec<String>) {
-        for tree in tokens {
-            match tree {
-                proc_macro2::TokenTree::Ident(ident) => out.push(ident.to_string()),
-                proc_macro2::TokenTree::Group(group) => idents(group.stream(), out),
-                _ => {}
+/// A `Serialize` that does nothing, standing in for the one serde's derive
+/// did not emit because it reported an error.
+fn dummy_serialize(input: &DeriveInput, krate: &syn::Path) -> TokenStream {
+    let serde = quote!(#krate::__private::serde);
+    let ident = &input.ident;
+    let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
+    let span = Span::call_site();
+    quote_spanned! {span=>
+        #[automatically_derived]
+        #[allow(unreachable_code, unused_variables)]
+        impl #impl_generics #serde::Serialize for #ident #ty_generics #where_clause {
+            fn serialize<__GangwayS: #serde::Serializer>(
+                &self,
+                __gangway_serializer: __GangwayS,
+            ) -> ::core::result::Result<__GangwayS::Ok, __GangwayS::Error> {
+                ::core::unimplemented!()
             }
         }
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tests::idents;
 
     #[test]
     fn a_renamed_crate_is_the_only_path_used() {
@@ -598,13 +627,32 @@ mod tests {
                 method: String,
             }
         };
-        let mut seen = Vec::new();
-        idents(expand(&input), &mut seen);
+        let seen = idents(expand(&input));
         assert!(seen.iter().any(|i| i == "gw"), "the renamed path is used");
         assert!(
             !seen.iter().any(|i| i == "gangway"),
             "no hard-coded `gangway` path: {seen:?}"
         );
+    }
+
+    #[test]
+    fn a_placeholder_impl_names_the_renamed_crate() {
+        let inputs: [DeriveInput; 2] = [
+            parse_quote! {
+                #[ipc(crate = gw, nmae = "x", response = u8)]
+                struct Broken { value: u8 }
+            },
+            parse_quote! {
+                #[ipc(crate = gw, response = u8)]
+                enum NotAStruct { A }
+            },
+        ];
+        for input in inputs {
+            let seen = idents(expand(&input));
+            assert!(seen.iter().any(|i| i == "compile_error"), "{seen:?}");
+            assert!(seen.iter().any(|i| i == "gw"), "{seen:?}");
+            assert!(!seen.iter().any(|i| i == "gangway"), "{seen:?}");
+        }
     }
 
     #[test]
@@ -619,6 +667,29 @@ mod tests {
         assert!(
             output.contains("Send + 'static"),
             "the placeholder has the trait's bounds: {output}"
+        );
+        assert!(
+            !output.contains("Serialize for Broken"),
+            "serde's derive still serializes it: {output}"
+        );
+    }
+
+    #[test]
+    fn a_serde_error_brings_a_placeholder_serialize() {
+        let input: DeriveInput = parse_quote! {
+            #[serde(rename_all = "kebabcase")]
+            #[ipc(response = u8)]
+            struct Search { max_results: u32 }
+        };
+        let output = expand(&input).to_string();
+        assert!(
+            !output.contains("compile_error"),
+            "serde reports the error: {output}"
+        );
+        assert!(output.contains("IpcCommand for Search"), "{output}");
+        assert!(
+            output.contains("Serialize for Search"),
+            "serde's derive emits no impl, and the trait needs one: {output}"
         );
     }
 }

@@ -2,7 +2,7 @@
 //! left to gangway and a long flag for every option), and an `impl Tool`
 //! whose schema comes from the shared model.
 
-use gangway_codegen::model::{ToolDefault, ToolField, ToolModel, value_kind_tokens};
+use gangway_codegen::model::{Rejected, ToolModel, tool_param_tokens};
 use proc_macro2::TokenStream;
 use quote::quote;
 use syn::{ItemStruct, parse_quote};
@@ -33,7 +33,9 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
             let tool = tool_impl(&model);
             quote! { #item #tool }
         }
-        Err(error) => {
+        // Beside the errors, the struct and an impl naming the crate as the
+        // user does, so code using the tool does not fail a second time.
+        Err(Rejected { error, krate, .. }) => {
             let errors = error.write_errors();
             let item = without_clap_attributes(item);
             let ident = &item.ident;
@@ -41,13 +43,13 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
             quote! {
                 #errors
                 #item
-                impl #impl_generics ::gangway::tool::Tool for #ident #ty_generics #where_clause {
-                    fn schema() -> &'static ::gangway::tool::ToolSchema {
+                impl #impl_generics #krate::tool::Tool for #ident #ty_generics #where_clause {
+                    fn schema() -> &'static #krate::tool::ToolSchema {
                         ::core::unimplemented!()
                     }
                     fn bind(
-                        _: &::gangway::tool::ToolArgs,
-                    ) -> ::core::result::Result<Self, ::gangway::tool::ToolBindError> {
+                        _: &#krate::tool::ToolArgs,
+                    ) -> ::core::result::Result<Self, #krate::tool::ToolBindError> {
                         ::core::unimplemented!()
                     }
                 }
@@ -132,7 +134,10 @@ fn tool_impl(model: &ToolModel) -> TokenStream {
     } else {
         quote!(#krate::tool::ArgBinding::Typed)
     };
-    let params = model.fields.iter().map(|field| param_tokens(krate, field));
+    let params = model
+        .fields
+        .iter()
+        .map(|field| tool_param_tokens(krate, field));
 
     let byte_keys: Vec<&str> = model
         .fields
@@ -228,78 +233,32 @@ fn tool_impl(model: &ToolModel) -> TokenStream {
     }
 }
 
-/// The expression building one parameter's schema, evaluated once.
-fn param_tokens(krate: &syn::Path, field: &ToolField) -> TokenStream {
-    let private = quote!(#krate::__private);
-    let name = &field.name;
-    let long = &field.long;
-    let kind = match (field.known_kind(), field.element_type()) {
-        (Some(kind), _) => value_kind_tokens(krate, &kind),
-        (None, Some(ty)) => quote!((&&#private::KindProbe::<#ty>::new()).kind()),
-        (None, None) => value_kind_tokens(krate, &gangway_codegen::schema::ValueKind::String),
-    };
-    let short = match field.short {
-        Some(c) => quote!(::core::option::Option::Some(#c)),
-        None => quote!(::core::option::Option::None),
-    };
-    let aliases = field
-        .aliases
-        .iter()
-        .map(|a| quote!(#private::Cow::Borrowed(#a)));
-    let element: syn::Type = match field.element_type() {
-        Some(ty) => ty.clone(),
-        None => {
-            let ty = &field.ty;
-            parse_quote!(#ty)
-        }
-    };
-    let default = match &field.default {
-        ToolDefault::None | ToolDefault::Unknown => quote!(::core::option::Option::None),
-        ToolDefault::Text(text) => {
-            quote!(::core::option::Option::Some(#private::Cow::Borrowed(#text)))
-        }
-        ToolDefault::Expr(expr) => quote!({
-            let __default: #element = #expr;
-            (&&#private::DefaultText(&__default)).text()
-        }),
-        ToolDefault::TypeDefault => quote!({
-            let __default: #element = ::core::default::Default::default();
-            (&&#private::DefaultText(&__default)).text()
-        }),
-    };
-    let description = &field.description;
-    let required = field.required;
-    let optional = field.shape.optional;
-    let repeatable = field.shape.repeatable && !field.count;
-    let hidden = field.hidden;
-    let positional = match field.positional {
-        Some(index) => quote!(::core::option::Option::Some(#index)),
-        None => quote!(::core::option::Option::None),
-    };
-    let consumes = match field.consumes {
-        Some(count) => {
-            let min = count.min;
-            let max = match count.max {
-                Some(max) => quote!(::core::option::Option::Some(#max)),
-                None => quote!(::core::option::Option::None),
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tests::idents;
+
+    #[test]
+    fn a_placeholder_impl_names_the_renamed_crate() {
+        // The mistake comes first: the keys after it are still read.
+        for args in [
+            quote!(nmae = "grep", crate = gw),
+            quote!(name = 5, crate = gw),
+            quote!(crate = gw, verbatim),
+        ] {
+            let item = quote! {
+                struct Grep<T> {
+                    #[arg(long)]
+                    pattern: T,
+                }
             };
-            quote!(::core::option::Option::Some(#krate::tool::ValueCount { min: #min, max: #max }))
+            let seen = idents(expand(args.clone(), item));
+            assert!(
+                seen.iter().any(|i| i == "compile_error"),
+                "{args}: {seen:?}"
+            );
+            assert!(seen.iter().any(|i| i == "gw"), "{args}: {seen:?}");
+            assert!(!seen.iter().any(|i| i == "gangway"), "{args}: {seen:?}");
         }
-        None => quote!(::core::option::Option::None),
-    };
-    quote!({
-        let mut __param = #krate::tool::ParamSchema::new(#name, #kind);
-        __param.long = #private::Cow::Borrowed(#long);
-        __param.short = #short;
-        __param.aliases = #private::Cow::Borrowed(&[#(#aliases),*]);
-        __param.repeatable = #repeatable;
-        __param.required = #required;
-        __param.optional = #optional;
-        __param.default = #default;
-        __param.description = #private::Cow::Borrowed(#description);
-        __param.positional = #positional;
-        __param.consumes = #consumes;
-        __param.hidden = #hidden;
-        __param
-    })
+    }
 }

@@ -34,19 +34,14 @@
 //! `None` and a required `String`/`Vec<u8>` one gets an empty value. A pipe
 //! that never closes is never read by a call that does not take it.
 //!
-//! Exit codes: 1 when the handler failed, 2 for a usage error (or input
-//! too large to send), 69 when the host cannot be reached, 74 when standard
-//! input cannot be read.
+//! Exit codes ([`ipc::exit`](crate::ipc::exit)): 1 when the handler
+//! failed, 2 for a usage error (or input too large to send), 69 when the
+//! host cannot be reached, 74 when standard input cannot be read.
 
 use std::ffi::OsString;
 use std::io::{self, IsTerminal, Read, Write};
 
-use crate::ipc::{ArgvOutcome, ClientError, IpcClient, protocol};
-
-/// Exit code: the host could not be reached, or the exchange broke.
-const EXIT_UNAVAILABLE: i32 = protocol::EXIT_UNAVAILABLE;
-/// Exit code: a usage mistake.
-const EXIT_USAGE: i32 = 2;
+use crate::ipc::{ArgvOutcome, ClientError, IpcClient, exit};
 
 /// How to call the client, for its usage errors.
 const USAGE: &str = "call <command> [--stdin <arg>] [--] <args...>";
@@ -81,11 +76,11 @@ where
                 )
                 .as_bytes(),
             );
-            0
+            exit::OK
         }
         Err(message) => {
             eprintln!("{program}: {message}\nusage: {program} {USAGE}");
-            EXIT_USAGE
+            exit::USAGE
         }
     }
 }
@@ -173,11 +168,11 @@ fn parse_call(mut args: impl Iterator<Item = OsString>) -> Result<Option<Call>, 
 pub fn write_stdout(bytes: &[u8]) -> i32 {
     let mut stdout = io::stdout().lock();
     match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
-        Ok(()) => 0,
-        Err(error) if error.kind() == io::ErrorKind::BrokenPipe => 0,
+        Ok(()) => exit::OK,
+        Err(error) if error.kind() == io::ErrorKind::BrokenPipe => exit::OK,
         Err(error) => {
             eprintln!("gangway: {error}");
-            1
+            exit::FAILURE
         }
     }
 }
@@ -194,7 +189,7 @@ fn run_call(call: Call) -> i32 {
                     index + 1,
                     arg.to_string_lossy()
                 );
-                return EXIT_USAGE;
+                return exit::USAGE;
             }
         }
     }
@@ -261,18 +256,18 @@ fn print_response(command: &str, payload: &[u8]) -> i32 {
         Ok(value) => value,
         Err(error) => {
             eprintln!("{command}: the response is not MessagePack: {error}");
-            return EXIT_UNAVAILABLE;
+            return exit::UNAVAILABLE;
         }
     };
     match value {
-        rmpv::Value::Nil => 0,
+        rmpv::Value::Nil => exit::OK,
         rmpv::Value::String(text) => write_stdout(&text_line(text.as_bytes())),
         rmpv::Value::Binary(bytes) => write_stdout(&bytes),
         other => match json_text(&other, io::stdout().is_terminal()) {
             Ok(text) => write_stdout(&text),
             Err(error) => {
                 eprintln!("{command}: the response cannot be shown as JSON: {error}");
-                EXIT_UNAVAILABLE
+                exit::UNAVAILABLE
             }
         },
     }
@@ -430,6 +425,6 @@ mod tests {
         assert_eq!(run_if_call(["host", "--verbose"]), None);
         assert_eq!(run_if_call(["host"]), None);
         // A call with nothing to call is a usage error, not "not a call".
-        assert_eq!(run_if_call(["host", "call"]), Some(EXIT_USAGE));
+        assert_eq!(run_if_call(["host", "call"]), Some(exit::USAGE));
     }
 }

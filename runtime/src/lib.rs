@@ -33,18 +33,18 @@
 //! assert_eq!(router.command("web_search").unwrap().positional_args, ["query"]);
 //! ```
 //!
-//! Modules:
-//! - [`ipc`]: the [`IpcCommand`](trait@IpcCommand) trait, the router and
-//!   errors; with the `ipc` feature, the server, the clients and the
-//!   sandbox environment.
-//! - [`tool`](mod@tool): schemas and the types that describe arguments.
-//! - [`stdio`]: JSON-RPC 2.0 over a child process's standard streams, for
-//!   local agents (ACP) and tool servers (MCP).
-//! - [`controller`]: starting, supervising and stopping commands, shells
-//!   and agents, sandboxed or not.
-//! - `wrappers` (feature `wrappers`): write the wrapper scripts at run time.
-//! - `cli` (feature `client`): the in-sandbox client, for a host binary that
-//!   is its own client.
+//! # Where things are
+//!
+//! | module | feature | what it is for |
+//! |---|---|---|
+//! | [`ipc`] | always; the socket side with `ipc` | the [`IpcCommand`](trait@IpcCommand) trait, [`IpcRouter`](ipc::IpcRouter), call errors; with `ipc`: the server, the clients, [`SandboxEnv`](ipc::SandboxEnv), `Bwrap`, the wire protocol |
+//! | [`tool`](mod@tool) | always | schemas, [`ToolArgs`](tool::ToolArgs), the binder, the [`Tool`](tool::Tool) trait of `#[gangway::tool]` |
+//! | [`stdio`] | `stdio` | JSON-RPC 2.0 over a child process's standard streams, for local agents (ACP) and tool servers (MCP) |
+//! | [`controller`] | `controller` | starting, supervising and stopping commands, shells and agents, sandboxed or not |
+//! | `wrappers` | `wrappers` | wrapper scripts written from a router's manifest at run time |
+//! | `cli` | `client` | the in-sandbox client, for a host binary that is its own client |
+//! | `process_tree`, `sync` (private) | | process groups and sessions found in `/proc`; locks that survive a panic |
+//! | `__private` (hidden) | always | what the derives' generated code calls |
 //!
 //! # In your `Cargo.toml`
 //!
@@ -66,7 +66,7 @@
 //!
 //! `ipc`, `stdio` and `controller` are on by default; a host that needs
 //! less turns them off with `default-features = false` and names the ones
-//! it uses. `wrappers` and `client` are off by default.
+//! it uses. `wrappers`, `client` and `test-util` are off by default.
 //!
 //! | feature | default | what it brings | what it pulls in |
 //! |---|---|---|---|
@@ -75,6 +75,7 @@
 //! | `controller` | yes | the [`controller`] module: subprocess, PTY shell and ACP agent controllers; turns on `stdio` (the agent controller speaks ACP through it) | what `stdio` pulls in, plus pty-process and nix's `term` |
 //! | `wrappers` | no | `gangway::wrappers`: `write_wrappers`/`check_wrappers` from a router's manifest | gangway-codegen's `wrappers` (handlebars, shlex, similar, tempfile; not `syn`) |
 //! | `client` | no | `gangway::cli`: `run_if_call`/`run`, the in-sandbox client (turns on `ipc`) | rmpv |
+//! | `test-util` | no | `StdioTransport::new_for_testing` and the hooks that drive its peer's side in tests (turns on `stdio`) | nothing more |
 //!
 //! Always built, whatever the features: the derives
 //! ([`IpcCommand`](derive@IpcCommand), [`ArgEnum`](derive@ArgEnum)),
@@ -109,9 +110,11 @@ pub mod tool;
 
 #[cfg(feature = "stdio")]
 mod process_tree;
+#[cfg(any(feature = "ipc", feature = "stdio"))]
+mod sync;
 
 #[doc(hidden)]
-#[path = "private.rs"]
+#[path = "private/mod.rs"]
 pub mod __private;
 
 pub use ipc::IpcCommand;

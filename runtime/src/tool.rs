@@ -180,7 +180,7 @@ impl ToolBindError {
     pub fn usage(message: impl Into<String>) -> Self {
         ToolBindError {
             message: message.into(),
-            exit_code: 2,
+            exit_code: crate::ipc::exit::USAGE,
             help: false,
         }
     }
@@ -189,7 +189,7 @@ impl ToolBindError {
     pub fn help(text: impl Into<String>) -> Self {
         ToolBindError {
             message: text.into(),
-            exit_code: 0,
+            exit_code: crate::ipc::exit::OK,
             help: true,
         }
     }

@@ -17,7 +17,11 @@
 //! - `never`: no answer.
 //! - `spawn_children` `{count}`: starts `count` `sleep 600` children in the
 //!   peer's process group; answers their pids.
-//! - `stall` `{ms}`: answers, then stops reading stdin for `ms`.
+//! - `stall` `{release}`: answers, then reads nothing more from stdin
+//!   until the file `release` exists (looked for every 10 ms). The answer
+//!   is the peer's report that it has stopped reading: it writes nothing
+//!   after it and reads nothing before the file appears, so a caller that
+//!   has the answer knows the peer stalled, and decides when it resumes.
 //! - `count`: how many `tick` notifications the peer has received.
 //! - `notify_then_exit` `{count}`: `count` notifications, the answer, then
 //!   exit 0 at once.
@@ -146,8 +150,12 @@ fn main() {
                 send(&answer(json!(pids)));
             }
             "stall" => {
+                let release =
+                    std::path::PathBuf::from(params["release"].as_str().unwrap_or_default());
                 send(&answer(Value::Null));
-                std::thread::sleep(Duration::from_millis(params["ms"].as_u64().unwrap_or(0)));
+                while !release.exists() {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
             }
             "count" => send(&answer(json!(ticks))),
             "seen" => send(&answer(json!(seen))),

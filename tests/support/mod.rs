@@ -32,3 +32,25 @@ impl Rng {
         self.next() & 1 == 1
     }
 }
+
+/// Say something back, under the name it was called by: one struct
+/// serving several names (`#[ipc(method)]`).
+#[derive(Clone, Default, serde::Serialize, gangway::IpcCommand)]
+#[ipc(response = String)]
+pub struct Echo {
+    #[ipc(positional)]
+    pub text: String,
+    #[ipc(method)]
+    #[serde(skip)]
+    pub method: String,
+}
+
+impl Echo {
+    async fn handle(&mut self) -> String {
+        format!("{} {}", self.method, self.text)
+    }
+}
+
+/// The processes on this machine, from `/proc` (a file of its own, which
+/// `gangway-cli`'s tests include too).
+pub mod processes;

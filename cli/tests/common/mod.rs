@@ -458,3 +458,30 @@ pub fn text(bytes: &[u8]) -> String {
 pub fn exists(path: &Path) -> bool {
     path.exists()
 }
+
+impl Host {
+    /// A command that runs the wrapper file `name` as `shell`'s own script
+    /// (`SHELL WRAPPER args...`, so `shell` and not the wrapper's
+    /// `#!/bin/sh` interprets it), in the sandbox environment, not yet run.
+    pub fn wrapper_command(&self, shell: &[&str], name: &str, args: &[&str]) -> Command {
+        let mut command = Command::new(shell[0]);
+        command.args(&shell[1..]).arg(self.wrapper(name)).args(args);
+        self.env().apply(&mut command);
+        command
+    }
+
+    /// A command that runs `script` with `shell` in the sandbox environment,
+    /// `args` as `$1...`, not yet run: [`Host::shell`] for callers that
+    /// feed standard input themselves.
+    pub fn shell_command(&self, shell: &[&str], script: &str, args: &[&str]) -> Command {
+        let mut command = Command::new(shell[0]);
+        command
+            .args(&shell[1..])
+            .arg("-c")
+            .arg(script)
+            .arg("gangway-test")
+            .args(args);
+        self.env().apply(&mut command);
+        command
+    }
+}

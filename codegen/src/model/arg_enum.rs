@@ -3,8 +3,10 @@
 
 use syn::Attribute;
 
-use super::attr::{skip_value, string_or_deserialize};
+use super::ctxt::{Ctxt, Rejected, crate_or_default};
+use super::keys::{ArgEnumKey, attr_entries, skip_value};
 use super::naming::RenameRule;
+use super::serde_attr::string_or_deserialize;
 
 /// An enum usable as an argument type.
 #[derive(Debug)]
@@ -21,65 +23,69 @@ pub struct ArgEnumModel {
 }
 
 impl ArgEnumModel {
-    /// Reads and checks an enum; every problem is in the error.
-    pub fn from_derive_input(input: &syn::DeriveInput) -> darling::Result<Self> {
+    /// Reads and checks an enum; every problem is in the error, beside the
+    /// `crate = ...` path for the placeholder impl.
+    pub fn from_derive_input(input: &syn::DeriveInput) -> Result<Self, Rejected<Self>> {
+        let mut cx = Ctxt::new();
+        let mut krate: Option<syn::Path> = None;
+        for entry in attr_entries(&input.attrs, "arg_enum", "crate = my_gangway", &mut cx) {
+            match entry.key::<ArgEnumKey>(&mut cx) {
+                Some(ArgEnumKey::Crate) => {
+                    if let Some(path) = entry.crate_path(&mut cx) {
+                        krate = Some(path);
+                    }
+                }
+                None => {}
+            }
+        }
+        let krate = crate_or_default(krate.as_ref());
         let syn::Data::Enum(data) = &input.data else {
             let span = match &input.data {
                 syn::Data::Struct(s) => s.struct_token.span,
                 syn::Data::Union(u) => u.union_token.span,
                 syn::Data::Enum(_) => unreachable!(),
             };
-            return Err(darling::Error::custom(
+            cx.discard();
+            let error = darling::Error::custom(
                 "`#[derive(ArgEnum)]` needs an enum of unit variants; for a struct, implement \
                  `gangway::tool::ArgType` by hand",
             )
-            .with_span(&span));
+            .with_span(&span);
+            return Err(Rejected {
+                error,
+                krate: Box::new(krate),
+                partial: None,
+            });
         };
-        let mut errors = darling::Error::accumulator();
         let mut rename_all = None;
-        let mut krate: Option<syn::Path> = None;
-        for attr in &input.attrs {
-            if attr.path().is_ident("serde") {
-                let _ = attr.parse_nested_meta(|meta| {
-                    if meta.path.is_ident("rename_all") {
-                        // serde's derive reports an unknown rule.
-                        if let Some(lit) = string_or_deserialize(&meta, "rename_all", &mut errors)?
-                        {
-                            rename_all = RenameRule::from_name(&lit.value());
-                        }
-                    } else {
-                        skip_value(&meta)?;
+        for attr in input.attrs.iter().filter(|a| a.path().is_ident("serde")) {
+            let _ = attr.parse_nested_meta(|meta| {
+                if meta.path.is_ident("rename_all") {
+                    // serde's derive reports an unknown rule.
+                    if let Some(lit) = string_or_deserialize(&meta, "rename_all", &mut cx)? {
+                        rename_all = RenameRule::from_name(&lit.value());
                     }
-                    Ok(())
-                });
-            } else if attr.path().is_ident("arg_enum") {
-                let result = attr.parse_nested_meta(|meta| {
-                    if meta.path.is_ident("crate") {
-                        krate = Some(meta.value()?.parse()?);
-                        Ok(())
-                    } else {
-                        Err(meta
-                            .error("unknown key; `#[arg_enum(...)]` accepts only `crate = path`"))
-                    }
-                });
-                errors.handle(result.map_err(darling::Error::from));
-            }
+                } else {
+                    skip_value(&meta)?;
+                }
+                Ok(())
+            });
         }
         let mut values = Vec::new();
         let mut skipped_units = 0usize;
         for variant in &data.variants {
             if !matches!(variant.fields, syn::Fields::Unit) {
-                errors.push(
-                    darling::Error::custom(format!(
+                cx.error(
+                    &variant.ident,
+                    format!(
                         "variant `{}` carries data; an argument value is a single word, so \
                          `#[derive(ArgEnum)]` takes unit variants only",
                         variant.ident
-                    ))
-                    .with_span(&variant.ident),
+                    ),
                 );
                 continue;
             }
-            let (rename, skipped) = variant_serde(&variant.attrs, &mut errors);
+            let (rename, skipped) = variant_serde(&variant.attrs, &mut cx);
             if skipped {
                 skipped_units += 1;
                 continue;
@@ -91,38 +97,34 @@ impl ArgEnumModel {
             values.push(name);
         }
         if values.is_empty() && skipped_units > 0 {
-            errors.push(
-                darling::Error::custom(
-                    "every variant is skipped by serde, so an argument of this type could take no value",
-                )
-                .with_span(&input.ident),
+            cx.error(
+                &input.ident,
+                "every variant is skipped by serde, so an argument of this type could take no value",
             );
         } else if data.variants.is_empty() {
-            errors.push(
-                darling::Error::custom("an enum with no variants has no values to accept")
-                    .with_span(&input.ident),
+            cx.error(
+                &input.ident,
+                "an enum with no variants has no values to accept",
             );
         }
-        errors.finish_with(ArgEnumModel {
+        let model = ArgEnumModel {
             ident: input.ident.clone(),
             generics: input.generics.clone(),
-            krate: krate.unwrap_or_else(|| syn::parse_quote!(::gangway)),
+            krate: krate.clone(),
             values,
-        })
+        };
+        cx.finish_model(model, &krate)
     }
 }
 
 /// A variant's serde name and whether serde skips it when deserializing.
-fn variant_serde(
-    attrs: &[Attribute],
-    errors: &mut darling::error::Accumulator,
-) -> (Option<String>, bool) {
+fn variant_serde(attrs: &[Attribute], cx: &mut Ctxt) -> (Option<String>, bool) {
     let mut rename = None;
     let mut skipped = false;
     for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
         let _ = attr.parse_nested_meta(|meta| {
             if meta.path.is_ident("rename") {
-                if let Some(lit) = string_or_deserialize(&meta, "rename", errors)? {
+                if let Some(lit) = string_or_deserialize(&meta, "rename", cx)? {
                     rename = Some(lit.value());
                 }
             } else if meta.path.is_ident("skip") || meta.path.is_ident("skip_deserializing") {
@@ -168,7 +170,7 @@ mod tests {
             #[serde(rename_all(serialize = "UPPERCASE", deserialize = "lowercase"))]
             enum Speed { Fast }
         };
-        let err = ArgEnumModel::from_derive_input(&input).unwrap_err();
+        let err = ArgEnumModel::from_derive_input(&input).unwrap_err().error;
         assert!(err.to_string().contains("two names"), "{err}");
     }
 
@@ -177,7 +179,7 @@ mod tests {
         let input: syn::DeriveInput = syn::parse_quote! {
             enum Nothing { #[serde(skip)] A, #[serde(skip_deserializing)] B }
         };
-        let err = ArgEnumModel::from_derive_input(&input).unwrap_err();
+        let err = ArgEnumModel::from_derive_input(&input).unwrap_err().error;
         assert!(
             err.to_string().contains("every variant is skipped"),
             "{err}"
@@ -189,7 +191,7 @@ mod tests {
         let input: syn::DeriveInput = syn::parse_quote! {
             enum Bad { A(u32), B { x: u8 } }
         };
-        let err = ArgEnumModel::from_derive_input(&input).unwrap_err();
+        let err = ArgEnumModel::from_derive_input(&input).unwrap_err().error;
         assert_eq!(err.len(), 2);
     }
 }

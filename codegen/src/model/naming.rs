@@ -1,5 +1,7 @@
 //! serde's `rename_all` rules, applied exactly as serde applies them, so the
-//! wire name the schema publishes is the name serde serializes.
+//! wire name the schema publishes is the name serde serializes. (How a type
+//! name becomes a command name, and a wire name a flag, is gangway's own
+//! rule, in `crate::case`.)
 
 /// One of serde's `rename_all` rules.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -110,30 +112,6 @@ fn lowercase_first(text: &str) -> String {
     }
 }
 
-/// A type name in snake_case, the default command name (`WebSearch` →
-/// `web_search`, `HTTPGet` → `http_get`).
-pub fn snake_case(ident: &str) -> String {
-    let chars: Vec<char> = ident.chars().collect();
-    let mut out = String::with_capacity(ident.len() + 4);
-    for (i, &ch) in chars.iter().enumerate() {
-        if ch.is_uppercase() && i > 0 {
-            let prev = chars[i - 1];
-            let next_is_lower = chars.get(i + 1).is_some_and(|c| c.is_lowercase());
-            if prev != '_' && (prev.is_lowercase() || prev.is_ascii_digit() || next_is_lower) {
-                out.push('_');
-            }
-        }
-        out.extend(ch.to_lowercase());
-    }
-    out
-}
-
-/// A type name in kebab-case, the default tool name (`WebSearch` →
-/// `web-search`).
-pub fn kebab_case(ident: &str) -> String {
-    snake_case(ident).replace('_', "-")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -180,14 +158,5 @@ mod tests {
                 "{rule}"
             );
         }
-    }
-
-    #[test]
-    fn type_names() {
-        assert_eq!(snake_case("WebSearch"), "web_search");
-        assert_eq!(snake_case("HTTPGet"), "http_get");
-        assert_eq!(snake_case("Ping"), "ping");
-        assert_eq!(snake_case("Search2Web"), "search2_web");
-        assert_eq!(kebab_case("WebSearch"), "web-search");
     }
 }

@@ -1,10 +1,15 @@
 //! The schema as tokens: the `const` a derive emits, built from the same model
-//! the scanner turns into a value, so the two never disagree.
+//! the scanner turns into a value, so the two never disagree, and the
+//! expression `#[tool]` evaluates once; every parameter through
+//! `ParamSpec`.
 
 use proc_macro2::TokenStream;
 use quote::quote;
 
+use super::clap_attr::ToolDefault;
 use super::command::{ArgModel, CommandModel};
+use super::param::option_tokens;
+use super::tool::ToolField;
 use super::ty::KindSource;
 use crate::schema::ValueKind;
 
@@ -26,39 +31,42 @@ pub fn schema_tokens(model: &CommandModel) -> TokenStream {
     }
 }
 
+/// The expression of one argument's schema: a constant one, since a
+/// derive knows the default's text when it has one.
 fn param_tokens(krate: &syn::Path, arg: &ArgModel) -> TokenStream {
-    let wire = &arg.wire;
-    let long = &arg.long;
-    let short = option_tokens(arg.short.map(|c| quote!(#c)));
-    let aliases = arg
-        .aliases
-        .iter()
-        .map(|a| quote!(#krate::__private::Cow::Borrowed(#a)));
     let kind = kind_tokens(krate, &arg.shape.kind);
-    let repeatable = arg.shape.repeatable;
-    let required = arg.required();
-    let optional = arg.shape.optional;
-    let default = option_tokens(arg.default_text.as_ref().map(|d| quote!(#d)));
-    let description = &arg.description;
-    let positional = option_tokens(arg.positional.map(|p| quote!(#p)));
-    let stdin = arg.stdin;
-    quote! {
-        #krate::tool::ParamSchema::__from_static(
-            #wire,
-            #long,
-            #short,
-            const { &[#(#aliases),*] },
-            #kind,
-            #repeatable,
-            #required,
-            #optional,
-            #default,
-            #description,
-            #positional,
-            #stdin,
-            ::core::option::Option::None,
-        )
-    }
+    let default = option_tokens(
+        arg.default_text
+            .as_ref()
+            .map(|text| quote!(#krate::__private::Cow::Borrowed(#text))),
+    );
+    arg.param().tokens(krate, kind, default)
+}
+
+/// The expression of one `#[tool]` parameter's schema, evaluated once at
+/// run time: clap's own traits decide the kind of a type the syntax does
+/// not tell, and the text of a default computed by code.
+pub fn tool_param_tokens(krate: &syn::Path, field: &ToolField) -> TokenStream {
+    let private = quote!(#krate::__private);
+    let kind = match (field.known_kind(), field.element_type()) {
+        (Some(kind), _) => value_kind_tokens(krate, &kind),
+        (None, Some(ty)) => quote!((&&#private::KindProbe::<#ty>::new()).kind()),
+        (None, None) => value_kind_tokens(krate, &ValueKind::String),
+    };
+    let element: &syn::Type = field.element_type().unwrap_or(&field.ty);
+    let default = match &field.default {
+        ToolDefault::None | ToolDefault::Unknown => option_tokens(None),
+        ToolDefault::Text(text) => option_tokens(Some(quote!(#private::Cow::Borrowed(#text)))),
+        ToolDefault::Expr(expr) => quote!({
+            let __default: #element = #expr;
+            (&&#private::DefaultText(&__default)).text()
+        }),
+        ToolDefault::TypeDefault => quote!({
+            let __default: #element = ::core::default::Default::default();
+            (&&#private::DefaultText(&__default)).text()
+        }),
+    };
+    field.param().tokens(krate, kind, default)
 }
 
 /// The tokens of a value's kind: a literal kind, or `<T as ArgType>::KIND`.
@@ -92,11 +100,4 @@ pub fn value_kind_tokens(krate: &syn::Path, kind: &ValueKind) -> TokenStream {
         }
     };
     quote!(#krate::tool::ValueKind::#variant)
-}
-
-fn option_tokens(value: Option<TokenStream>) -> TokenStream {
-    match value {
-        Some(value) => quote!(::core::option::Option::Some(#value)),
-        None => quote!(::core::option::Option::None),
-    }
 }

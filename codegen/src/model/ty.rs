@@ -95,9 +95,13 @@ pub fn classify(ty: &Type) -> Result<ArgShape, ShapeError> {
     })
 }
 
-/// Whether the type is `bool` (a flag on the command line).
+/// Whether one value of the type is `true` or `false`: `bool` (a flag on
+/// the command line) or `Option<bool>` (an option that takes the value);
+/// the models tell the two apart by [`ArgShape::optional`].
 pub fn is_bool(ty: &Type) -> bool {
-    last_ident(peel(ty)).is_some_and(|(name, args)| name == "bool" && args.is_none())
+    let ty = peel(ty);
+    let value = generic_arg(ty, &["Option"]).map_or(ty, peel);
+    last_ident(value).is_some_and(|(name, args)| name == "bool" && args.is_none())
 }
 
 /// Whether the type is `char` (text, but one character: never stdin).
@@ -281,6 +285,27 @@ mod tests {
         let s = shape("Option<Vec<u8>>");
         assert!(s.optional);
         assert_eq!(known(&s), ValueKind::Bytes);
+    }
+
+    #[test]
+    fn bools_are_what_the_shape_calls_bool() {
+        for (src, want) in [
+            ("bool", true),
+            ("Option<bool>", true),
+            ("std::primitive::bool", true),
+            ("Vec<bool>", false),
+            ("Option<Vec<bool>>", false),
+            ("Box<bool>", false),
+            ("Option<Option<bool>>", false),
+            ("u8", false),
+        ] {
+            let ty: Type = syn::parse_str(src).unwrap();
+            let shape = classify(&ty).unwrap();
+            let one_bool =
+                matches!(shape.kind, KindSource::Known(ValueKind::Bool)) && !shape.repeatable;
+            assert_eq!(is_bool(&ty), want, "{src}");
+            assert_eq!(one_bool, want, "{src}: the shape agrees");
+        }
     }
 
     #[test]

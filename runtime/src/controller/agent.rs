@@ -12,13 +12,14 @@ use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::input::{InputSequencer, no_room};
-use super::lifecycle::{Lifecycle, RunInfo, stop_target};
+use super::lifecycle::{Lifecycle, RunInfo};
 use super::output::{ExitInfo, OutputEvent, OutputHub, OutputStream};
 use super::{
     Controller, ControllerError, ControllerInput, LaunchSpec, RuntimeStatus, ShutdownFuture,
     Status, StopOutcome, TurnActivityTracker, TurnProvenance,
 };
 use crate::stdio::{ExitOutcome, IncomingRequest, RequestFuture, StdioTransport};
+use crate::sync::LockUnpoisoned;
 
 /// Answers the agent's requests to its client (`session/request_permission`,
 /// `fs/read_text_file`...): the value is the result, the error the JSON-RPC
@@ -44,26 +45,19 @@ struct AgentRun {
     /// started.
     closing: CancellationToken,
     sequencer: InputSequencer,
-    after_exit: Status,
-    /// A stop was asked for: a plain `start` replaces it.
-    stopping: bool,
     exited: watch::Receiver<Option<ExitInfo>>,
 }
 
 impl AgentRun {
-    /// No new turns; the one in progress is asked to end.
-    fn wind_down(&mut self, agent: &AgentInner) {
-        self.stopping = true;
+    /// No new turns; the one in progress is asked to end. (The run is
+    /// marked stopping in the state first.)
+    fn wind_down(&self, agent: &AgentInner) {
         self.closing.cancel();
         agent.cancel_turn(&self.transport, &self.session);
     }
 }
 
 impl RunInfo for AgentRun {
-    fn after_exit(&self) -> Status {
-        self.after_exit
-    }
-
     fn pid(&self) -> Option<u32> {
         self.transport.pid()
     }
@@ -170,7 +164,7 @@ impl AgentController {
 
 impl AgentInner {
     fn lock(&self) -> std::sync::MutexGuard<'_, Lifecycle<AgentRun>> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        self.state.lock_unpoisoned()
     }
 
     fn not_running(&self) -> ControllerError {
@@ -202,8 +196,9 @@ impl AgentInner {
             .ok_or(ControllerError::NoRuntime)?;
         let _entered = handle.enter();
         let mut state = self.lock();
+        let stopping = state.stopping();
         if let Some(run) = &mut state.run {
-            if !force && !run.stopping {
+            if !force && !stopping {
                 return Ok(());
             }
             run.closing.cancel();
@@ -285,8 +280,6 @@ impl AgentInner {
             prompts: prompt_tx,
             closing,
             sequencer: InputSequencer::new(),
-            after_exit: Status::Done,
-            stopping: false,
             exited: exit_rx,
         };
         state.begin(generation, run, block_meta);
@@ -479,13 +472,14 @@ impl Controller for AgentController {
     }
 
     fn stop(&self, graceful: bool, new_status: &str) -> Result<(), ControllerError> {
-        let target = stop_target(new_status)?;
+        self.stop_to(graceful, new_status.parse()?)
+    }
+
+    fn stop_to(&self, graceful: bool, new_status: Status) -> Result<(), ControllerError> {
         let mut state = self.inner.lock();
-        let Some(run) = state.run.as_mut() else {
-            state.status = target;
+        let Some(run) = state.begin_stop(new_status)? else {
             return Ok(());
         };
-        run.after_exit = target;
         run.wind_down(&self.inner);
         let transport = run.transport.clone();
         let grace = if graceful {
@@ -575,8 +569,7 @@ impl Controller for AgentController {
         // No new turn starts from now; the one in progress is asked to end.
         let started = {
             let mut state = inner.lock();
-            state.run.as_mut().map(|run| {
-                run.after_exit = Status::Done;
+            state.mark_stopping(Status::Done).map(|run| {
                 run.wind_down(&inner);
                 (run.transport.clone(), run.exited.clone())
             })
@@ -602,19 +595,11 @@ impl Controller for AgentController {
     }
 
     fn agent_id(&self) -> Option<String> {
-        self.inner
-            .agent_id
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+        self.inner.agent_id.lock_unpoisoned().clone()
     }
 
     fn set_agent_id(&self, id: Option<String>) {
-        *self
-            .inner
-            .agent_id
-            .lock()
-            .unwrap_or_else(|e| e.into_inner()) = id;
+        *self.inner.agent_id.lock_unpoisoned() = id;
     }
 
     fn turn_provenance(&self) -> Option<TurnProvenance> {

@@ -43,6 +43,7 @@ mod output;
 mod process;
 mod registry;
 mod shell;
+mod spawn;
 mod spec;
 mod subprocess;
 mod turn;
@@ -276,9 +277,14 @@ pub trait Controller: Send + Sync {
     /// ended the status becomes `new_status` (`init`, `running` is not
     /// accepted as a target, or `done`).
     ///
+    /// The seed API's form, by name; [`stop_to`](Controller::stop_to) takes
+    /// a [`Status`]. The built-in controllers parse the name and call
+    /// `stop_to`.
+    ///
     /// # Errors
     ///
-    /// [`ControllerError::UnknownStatus`].
+    /// [`ControllerError::UnknownStatus`] for a name that is not a status;
+    /// [`ControllerError::InvalidOptions`] for `running`.
     fn stop(&self, graceful: bool, new_status: &str) -> Result<(), ControllerError>;
 
     /// The current state.
@@ -307,6 +313,24 @@ pub trait Controller: Send + Sync {
     /// For downcasting to the concrete controller.
     fn as_any(&self) -> &dyn Any;
 
+    /// [`stop`](Controller::stop) with the status to take as a [`Status`]
+    /// rather than its name: `Status::Init` or `Status::Done`
+    /// (`Status::Running` is not a stop's target).
+    ///
+    /// The default calls [`stop`](Controller::stop) with the status's
+    /// name, so a controller written against the seed API (which has only
+    /// `stop`) gets it; the built-in controllers override it, and their
+    /// `stop` parses the name and calls it. A `stop` written to call
+    /// `self.stop_to` must come with its own `stop_to`, or the two call
+    /// each other.
+    ///
+    /// # Errors
+    ///
+    /// [`ControllerError::InvalidOptions`] for `Status::Running`.
+    fn stop_to(&self, graceful: bool, new_status: Status) -> Result<(), ControllerError> {
+        self.stop(graceful, new_status.as_str())
+    }
+
     /// Stops this controller because another replaces it under the same
     /// id: its own process must go, but what it started to outlive it
     /// (background jobs) must not. The default is an immediate
@@ -324,7 +348,7 @@ pub trait Controller: Send + Sync {
     /// exited. The default stops at once.
     fn shutdown(&self, _deadline: Instant) -> ShutdownFuture {
         let running = self.get_runtime_status().status == Status::Running;
-        let outcome = match self.stop(false, "done") {
+        let outcome = match self.stop_to(false, Status::Done) {
             Ok(()) if running => StopOutcome::Killed,
             _ => StopOutcome::NotRunning,
         };
@@ -350,13 +374,137 @@ pub trait Controller: Send + Sync {
     /// reports. The default ignores it.
     fn set_agent_id(&self, _id: Option<String>) {}
 
-    /// The identity captured once at spawn, which renames do not change.
+    /// The agent's stable identity: the id it was started under (from its
+    /// launch environment, say), captured once at spawn and never
+    /// refreshed. Unlike [`agent_id`](Controller::agent_id), which follows
+    /// renames, it stays what the agent was started as, so a message
+    /// addressed to that id can still be checked against this block after a
+    /// rename. `None` means unknown, never a mismatch.
+    ///
+    /// Part of the seed API, for a host whose own controllers capture such
+    /// an id: the default, `None`, is what every built-in controller
+    /// returns (none of them captures one).
     fn stable_agent_id(&self) -> Option<String> {
         None
     }
 
-    /// The agent's UID captured once at spawn.
+    /// The agent's UID (a database row id, say) as carried in its launch
+    /// environment, captured once at spawn like
+    /// [`stable_agent_id`](Controller::stable_agent_id): what a host checks
+    /// a target it resolved by UID against. `None` (a controller not yet
+    /// started, or an agent with no UID) means unverifiable, never a
+    /// mismatch.
+    ///
+    /// Part of the seed API, for a host whose own controllers carry UIDs:
+    /// the default, `None`, is what every built-in controller returns.
     fn stable_agent_uid(&self) -> Option<String> {
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+    use std::time::Duration;
+
+    use super::*;
+
+    /// A controller written against the seed API: only `stop`, by name.
+    struct SeedController {
+        stops: Mutex<Vec<(bool, String)>>,
+    }
+
+    impl Controller for SeedController {
+        fn start(
+            &self,
+            _block_meta: HashMap<String, Value>,
+            _rt_opts: Option<Value>,
+            _force: bool,
+        ) -> Result<(), ControllerError> {
+            Ok(())
+        }
+
+        fn stop(&self, graceful: bool, new_status: &str) -> Result<(), ControllerError> {
+            self.stops
+                .lock()
+                .unwrap()
+                .push((graceful, new_status.to_owned()));
+            Ok(())
+        }
+
+        fn get_runtime_status(&self) -> RuntimeStatus {
+            RuntimeStatus {
+                id: "seed".to_owned(),
+                status: Status::Init,
+                pid: None,
+                exit_code: None,
+                exit_signal: None,
+                started_at: None,
+                controller_type: "seed".to_owned(),
+                block_meta: HashMap::new(),
+            }
+        }
+
+        fn send_input(
+            &self,
+            _input: ControllerInput,
+            _seq: Option<u64>,
+        ) -> Result<(), ControllerError> {
+            Ok(())
+        }
+
+        fn controller_type(&self) -> &str {
+            "seed"
+        }
+
+        fn block_id(&self) -> &str {
+            "seed"
+        }
+
+        fn as_any(&self) -> &dyn Any {
+            self
+        }
+    }
+
+    #[test]
+    fn the_typed_stop_reaches_a_controller_that_has_only_the_named_one() {
+        let seed = SeedController {
+            stops: Mutex::new(Vec::new()),
+        };
+        seed.stop_to(true, Status::Init).unwrap();
+        seed.stop_to(false, Status::Done).unwrap();
+        assert_eq!(
+            *seed.stops.lock().unwrap(),
+            [(true, "init".to_owned()), (false, "done".to_owned())]
+        );
+        assert_eq!(seed.stable_agent_id(), None);
+        assert_eq!(seed.stable_agent_uid(), None);
+    }
+
+    #[tokio::test]
+    async fn a_built_in_controller_stops_to_a_typed_status() {
+        let sleeper = SubprocessController::new("sleeper", LaunchSpec::new("sleep").arg("30"));
+        assert!(matches!(
+            sleeper.stop_to(false, Status::Running),
+            Err(ControllerError::InvalidOptions(_))
+        ));
+        sleeper.stop_to(false, Status::Done).unwrap();
+        assert_eq!(
+            sleeper.get_runtime_status().status,
+            Status::Done,
+            "not started"
+        );
+        sleeper.start(HashMap::new(), None, false).unwrap();
+        sleeper.stop_to(false, Status::Init).unwrap();
+        let ended = async {
+            while sleeper.get_runtime_status().status != Status::Init {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(10), ended)
+            .await
+            .expect("killed, and the status taken");
+        assert_eq!(sleeper.stable_agent_id(), None);
+        assert_eq!(sleeper.stable_agent_uid(), None);
     }
 }

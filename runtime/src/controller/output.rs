@@ -7,6 +7,8 @@ use std::sync::Mutex;
 
 use tokio::sync::mpsc;
 
+use crate::sync::LockUnpoisoned;
+
 /// Which stream output came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum OutputStream {
@@ -76,10 +78,7 @@ impl OutputHub {
     /// A new subscriber: every event from now on.
     pub(crate) fn subscribe(&self) -> mpsc::Receiver<OutputEvent> {
         let (tx, rx) = mpsc::channel(SUBSCRIBER_CAPACITY);
-        self.subscribers
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(tx);
+        self.subscribers.lock_unpoisoned().push(tx);
         rx
     }
 
@@ -88,32 +87,27 @@ impl OutputHub {
     pub(crate) async fn publish(&self, event: OutputEvent) {
         if let OutputEvent::Output { data, .. } = &event {
             let max = self.tail_max;
-            let mut tail = self.tail.lock().unwrap_or_else(|e| e.into_inner());
+            let mut tail = self.tail.lock_unpoisoned();
             let data = &data[data.len().saturating_sub(max)..];
             let overflow = (tail.len() + data.len()).saturating_sub(max);
             tail.drain(..overflow);
             tail.extend(data);
         }
-        let subscribers = self
-            .subscribers
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
+        let subscribers = self.subscribers.lock_unpoisoned().clone();
         let mut gone = false;
         for subscriber in &subscribers {
             gone |= subscriber.send(event.clone()).await.is_err();
         }
         if gone {
             self.subscribers
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
+                .lock_unpoisoned()
                 .retain(|s| !s.is_closed());
         }
     }
 
     /// The most recent output, all streams together.
     pub(crate) fn tail(&self) -> Vec<u8> {
-        let tail = self.tail.lock().unwrap_or_else(|e| e.into_inner());
+        let tail = self.tail.lock_unpoisoned();
         let (front, back) = tail.as_slices();
         [front, back].concat()
     }

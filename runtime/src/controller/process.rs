@@ -1,30 +1,30 @@
 //! The life of a supervised process, shared by the command and the shell
-//! controllers: spawning it, feeding it, watching it end, and making sure
-//! nothing it started is left behind.
+//! controllers: starting it (through `spawn.rs`), feeding it, stopping it,
+//! watching it end, and making sure nothing it started is left behind.
 //!
 //! Both kinds start their process as the leader of a new session, so
 //! everything it starts (jobs in process groups of their own included) can
 //! be found and ended together.
 
 use std::collections::HashMap;
-use std::os::fd::{AsFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use nix::sys::signal::{Signal, kill, killpg};
+use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use serde_json::Value;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::runtime::Handle;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
 use super::input::{ControllerInput, InputSequencer, TermSize, no_room};
-use super::lifecycle::{Lifecycle, RunInfo, stop_target};
-use super::output::{ExitInfo, OutputEvent, OutputHub, OutputStream};
+use super::lifecycle::{Lifecycle, RunInfo};
+use super::output::{ExitInfo, OutputEvent, OutputHub};
+use super::spawn::{RunOutput, WriterOp, spawn_command, spawn_shell};
 use super::{ControllerError, LaunchSpec, RuntimeStatus, ShutdownFuture, Status, StopOutcome};
-use crate::process_tree::{signal_session, start_own_session};
+use crate::process_tree::signal_session;
+use crate::sync::LockUnpoisoned;
 
 /// What kind of process, which decides how it is started and asked to end.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,19 +53,6 @@ impl Kind {
     }
 }
 
-/// How many inputs may wait for the process to read them.
-const WRITE_BACKLOG: usize = 1024;
-
-/// Something for the writer task, in the order it was sent.
-enum WriterOp {
-    Data(Vec<u8>),
-    Resize(TermSize),
-    /// A sequenced signal: delivered in order with the data around it.
-    Signal(Signal),
-    /// The end of input: stdin closed, or end-of-file typed on a terminal.
-    Close,
-}
-
 /// The running process.
 struct Run {
     generation: u64,
@@ -73,11 +60,6 @@ struct Run {
     writer: mpsc::Sender<WriterOp>,
     sequencer: InputSequencer,
     exited: watch::Receiver<Option<ExitInfo>>,
-    /// The status to take once it has ended.
-    after_exit: Status,
-    /// A stop was asked for: a plain `start` replaces it rather than
-    /// finding it running.
-    stopping: bool,
     /// Leave what it started alone when it ends (a replace).
     spare_leftovers: bool,
     /// Set once the process is reaped; the writer then sends no signals.
@@ -96,10 +78,6 @@ impl Run {
 }
 
 impl RunInfo for Run {
-    fn after_exit(&self) -> Status {
-        self.after_exit
-    }
-
     fn pid(&self) -> Option<u32> {
         Some(self.pid)
     }
@@ -128,8 +106,8 @@ impl ProcessCore {
         })
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Lifecycle<Run>> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    fn lock(&self) -> MutexGuard<'_, Lifecycle<Run>> {
+        self.state.lock_unpoisoned()
     }
 
     fn handle(&self) -> Option<Handle> {
@@ -144,14 +122,6 @@ impl ProcessCore {
         self.kind.name()
     }
 
-    /// Whether run `generation` is still the running one.
-    fn is_current(&self, generation: u64) -> bool {
-        self.lock()
-            .run
-            .as_ref()
-            .is_some_and(|run| run.generation == generation)
-    }
-
     pub(crate) fn start(
         self: &Arc<Self>,
         block_meta: HashMap<String, Value>,
@@ -162,8 +132,9 @@ impl ProcessCore {
         let _entered = handle.enter();
         let size = term_size(rt_opts.as_ref())?;
         let mut state = self.lock();
+        let stopping = state.stopping();
         if let Some(run) = &state.run {
-            if !force && !run.stopping {
+            if !force && !stopping {
                 return Ok(());
             }
             // The old process goes; its watcher no longer owns the state,
@@ -183,8 +154,6 @@ impl ProcessCore {
             writer: spawned.writer,
             sequencer: InputSequencer::new(),
             exited: exit_rx,
-            after_exit: Status::Done,
-            stopping: false,
             spare_leftovers: false,
             ended: spawned.ended,
             handle: handle.clone(),
@@ -203,16 +172,12 @@ impl ProcessCore {
     pub(crate) fn stop(
         self: &Arc<Self>,
         graceful: bool,
-        new_status: &str,
+        new_status: Status,
     ) -> Result<(), ControllerError> {
-        let target = stop_target(new_status)?;
         let mut state = self.lock();
-        let Some(run) = state.run.as_mut() else {
-            state.status = target;
+        let Some(run) = state.begin_stop(new_status)? else {
             return Ok(());
         };
-        run.after_exit = target;
-        run.stopping = true;
         if !graceful {
             run.signal(Signal::SIGKILL);
             return Ok(());
@@ -234,15 +199,11 @@ impl ProcessCore {
     }
 
     /// Ends only the process itself, sparing what it started.
-    pub(crate) fn stop_process_only(&self, new_status: &str) -> Result<(), ControllerError> {
-        let target = stop_target(new_status)?;
+    pub(crate) fn stop_process_only(&self, new_status: Status) -> Result<(), ControllerError> {
         let mut state = self.lock();
-        let Some(run) = state.run.as_mut() else {
-            state.status = target;
+        let Some(run) = state.begin_stop(new_status)? else {
             return Ok(());
         };
-        run.after_exit = target;
-        run.stopping = true;
         run.spare_leftovers = true;
         if !run.ended.load(Ordering::Acquire)
             && let Ok(pid) = i32::try_from(run.pid)
@@ -351,9 +312,7 @@ impl ProcessCore {
         // even before the futures are polled.
         let started = {
             let mut state = self.lock();
-            state.run.as_mut().map(|run| {
-                run.after_exit = Status::Done;
-                run.stopping = true;
+            state.mark_stopping(Status::Done).map(|run| {
                 run.signal(self.kind.polite());
                 (run.generation, run.exited.clone())
             })
@@ -390,6 +349,19 @@ impl ProcessCore {
                 }
             }
         })
+    }
+}
+
+impl RunOutput for ProcessCore {
+    fn is_current(&self, generation: u64) -> bool {
+        self.lock()
+            .run
+            .as_ref()
+            .is_some_and(|run| run.generation == generation)
+    }
+
+    fn hub(&self) -> &OutputHub {
+        &self.hub
     }
 }
 
@@ -432,6 +404,14 @@ macro_rules! process_controller {
             }
 
             fn stop(&self, graceful: bool, new_status: &str) -> Result<(), super::ControllerError> {
+                super::Controller::stop_to(self, graceful, new_status.parse()?)
+            }
+
+            fn stop_to(
+                &self,
+                graceful: bool,
+                new_status: super::Status,
+            ) -> Result<(), super::ControllerError> {
                 self.core.stop(graceful, new_status)
             }
 
@@ -498,307 +478,6 @@ fn term_size(rt_opts: Option<&Value>) -> Result<Option<TermSize>, ControllerErro
         rows: field("rows")?,
         cols: field("cols")?,
     }))
-}
-
-/// A started process and its plumbing.
-struct Spawned {
-    pid: u32,
-    child: tokio::process::Child,
-    writer: mpsc::Sender<WriterOp>,
-    readers: Vec<JoinHandle<()>>,
-    ended: Arc<AtomicBool>,
-}
-
-fn spawn_error(spec: &LaunchSpec, source: std::io::Error) -> ControllerError {
-    ControllerError::Spawn {
-        program: spec.shown_program(),
-        source,
-    }
-}
-
-/// The pid of a child just spawned (tokio gives none once it is reaped,
-/// which cannot have happened yet).
-fn pid_of(child: &tokio::process::Child, spec: &LaunchSpec) -> Result<u32, ControllerError> {
-    child.id().filter(|pid| *pid > 1).ok_or_else(|| {
-        spawn_error(
-            spec,
-            std::io::Error::other("the process ended before it could be watched"),
-        )
-    })
-}
-
-fn spawn_command(
-    spec: &LaunchSpec,
-    core: &Arc<ProcessCore>,
-    generation: u64,
-) -> Result<Spawned, ControllerError> {
-    let mut command = spec.command();
-    command
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true);
-    start_own_session(&mut command);
-    let mut child = command.spawn().map_err(|e| spawn_error(spec, e))?;
-    let pid = pid_of(&child, spec)?;
-    let missing = || {
-        spawn_error(
-            spec,
-            std::io::Error::other("a piped standard stream is missing"),
-        )
-    };
-    let stdin = child.stdin.take().ok_or_else(missing)?;
-    let stdout = child.stdout.take().ok_or_else(missing)?;
-    let stderr = child.stderr.take().ok_or_else(missing)?;
-    let (writer, ops) = mpsc::channel(WRITE_BACKLOG);
-    let ended = Arc::new(AtomicBool::new(false));
-    tokio::spawn(write_input(Some(stdin), ops, pid, None, ended.clone()));
-    let readers = vec![
-        tokio::spawn(read_output(
-            stdout,
-            OutputStream::Stdout,
-            core.clone(),
-            generation,
-        )),
-        tokio::spawn(read_output(
-            stderr,
-            OutputStream::Stderr,
-            core.clone(),
-            generation,
-        )),
-    ];
-    Ok(Spawned {
-        pid,
-        child,
-        writer,
-        readers,
-        ended,
-    })
-}
-
-fn spawn_shell(
-    spec: &LaunchSpec,
-    size: Option<TermSize>,
-    core: &Arc<ProcessCore>,
-    generation: u64,
-) -> Result<Spawned, ControllerError> {
-    let pty_error = |error: pty_process::Error| ControllerError::Pty(error.to_string());
-    let (pty, pts) = pty_process::open().map_err(pty_error)?;
-    let size = size.unwrap_or(TermSize { rows: 24, cols: 80 });
-    pty.resize(pty_process::Size::new(size.rows, size.cols))
-        .map_err(pty_error)?;
-    // A handle of our own on the terminal, to find its foreground job.
-    let terminal = pty
-        .as_fd()
-        .try_clone_to_owned()
-        .map_err(|e| ControllerError::Pty(e.to_string()))?;
-    let argv = spec.argv();
-    let mut command = pty_process::Command::new(&argv[0])
-        .args(&argv[1..])
-        .kill_on_drop(true);
-    for (key, value) in spec.env_vars() {
-        command = command.env(key, value);
-    }
-    if let Some(dir) = spec.working_dir() {
-        command = command.current_dir(dir);
-    }
-    // pty-process makes the child the leader of a new session.
-    let child = command.spawn(pts).map_err(|error| match error {
-        pty_process::Error::Io(source) => spawn_error(spec, source),
-        other => ControllerError::Pty(other.to_string()),
-    })?;
-    let pid = pid_of(&child, spec)?;
-    let (read, write) = pty.into_split();
-    let (writer, ops) = mpsc::channel(WRITE_BACKLOG);
-    let ended = Arc::new(AtomicBool::new(false));
-    tokio::spawn(write_input(
-        Some(Terminal(write)),
-        ops,
-        pid,
-        Some(terminal),
-        ended.clone(),
-    ));
-    let readers = vec![tokio::spawn(read_output(
-        read,
-        OutputStream::Pty,
-        core.clone(),
-        generation,
-    ))];
-    Ok(Spawned {
-        pid,
-        child,
-        writer,
-        readers,
-        ended,
-    })
-}
-
-/// The input side of a process.
-trait Input: AsyncWrite + Unpin + Send {
-    fn resize(&mut self, _size: TermSize) -> std::io::Result<()> {
-        Ok(())
-    }
-
-    /// The end of input; `None` when it is dropping the writer.
-    fn end_of_input(&self) -> Option<&'static [u8]> {
-        None
-    }
-}
-
-impl Input for tokio::process::ChildStdin {}
-
-/// A terminal's input side.
-struct Terminal(pty_process::OwnedWritePty);
-
-impl AsyncWrite for Terminal {
-    fn poll_write(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-        buf: &[u8],
-    ) -> std::task::Poll<std::io::Result<usize>> {
-        std::pin::Pin::new(&mut self.0).poll_write(cx, buf)
-    }
-
-    fn poll_flush(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<std::io::Result<()>> {
-        std::pin::Pin::new(&mut self.0).poll_flush(cx)
-    }
-
-    fn poll_shutdown(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<std::io::Result<()>> {
-        std::pin::Pin::new(&mut self.0).poll_shutdown(cx)
-    }
-}
-
-impl Input for Terminal {
-    fn resize(&mut self, size: TermSize) -> std::io::Result<()> {
-        self.0
-            .resize(pty_process::Size::new(size.rows, size.cols))
-            .map_err(|e| std::io::Error::other(e.to_string()))
-    }
-
-    /// End-of-file, as Ctrl-D types it.
-    fn end_of_input(&self) -> Option<&'static [u8]> {
-        Some(b"\x04")
-    }
-}
-
-/// Applies input in order until the controller lets go of the sender (the
-/// process ended or was replaced) or writing fails. Signals go to the
-/// terminal's foreground job when there is a terminal, else to the whole
-/// session.
-async fn write_input<W: Input>(
-    mut writer: Option<W>,
-    mut ops: mpsc::Receiver<WriterOp>,
-    pid: u32,
-    terminal: Option<OwnedFd>,
-    ended: Arc<AtomicBool>,
-) {
-    while let Some(op) = ops.recv().await {
-        if matches!(op, WriterOp::Signal(_)) && ended.load(Ordering::Acquire) {
-            // Reaped: its pid and groups may be someone else's now.
-            continue;
-        }
-        let done = match (op, writer.as_mut()) {
-            (WriterOp::Signal(signal), Some(input))
-                if let Some(key) = terminal.as_ref().and_then(|t| signal_key(t, signal)) =>
-            {
-                // As the key: the terminal signals its foreground job and
-                // drops the input typed ahead, in order with what follows.
-                match input.write_all(&[key]).await {
-                    Ok(()) => input.flush().await,
-                    Err(error) => Err(error),
-                }
-            }
-            (WriterOp::Signal(signal), _) => {
-                match terminal.as_ref().and_then(foreground_group) {
-                    Some(group) => {
-                        let _ = killpg(group, signal);
-                    }
-                    None => signal_session(pid, signal),
-                }
-                Ok(())
-            }
-            (_, None) => Ok(()),
-            (WriterOp::Data(data), Some(writer)) => match writer.write_all(&data).await {
-                Ok(()) => writer.flush().await,
-                Err(error) => Err(error),
-            },
-            (WriterOp::Resize(size), Some(writer)) => writer.resize(size),
-            (WriterOp::Close, Some(input)) => match input.end_of_input() {
-                Some(bytes) => match input.write_all(bytes).await {
-                    Ok(()) => input.flush().await,
-                    Err(error) => Err(error),
-                },
-                None => {
-                    let _ = input.shutdown().await;
-                    writer = None;
-                    Ok(())
-                }
-            },
-        };
-        if done.is_err() {
-            // Nothing more can be written; signals still can.
-            writer = None;
-        }
-    }
-}
-
-/// The terminal's foreground process group, when it has one other than
-/// this process's own. (With its session leader gone a terminal has none,
-/// and reports 0, which `killpg` would take as this process's group.)
-fn foreground_group(terminal: &OwnedFd) -> Option<Pid> {
-    nix::unistd::tcgetpgrp(terminal.as_fd())
-        .ok()
-        .filter(|group| group.as_raw() > 1 && *group != nix::unistd::getpgrp())
-}
-
-/// The key that makes the terminal send `signal` (Ctrl-C for SIGINT,
-/// Ctrl-\ for SIGQUIT, Ctrl-Z for SIGTSTP, as the terminal is set up), if
-/// its keys send signals now.
-fn signal_key(terminal: &OwnedFd, signal: Signal) -> Option<u8> {
-    use nix::sys::termios::{_POSIX_VDISABLE, LocalFlags, SpecialCharacterIndices, tcgetattr};
-    let index = match signal {
-        Signal::SIGINT => SpecialCharacterIndices::VINTR,
-        Signal::SIGQUIT => SpecialCharacterIndices::VQUIT,
-        Signal::SIGTSTP => SpecialCharacterIndices::VSUSP,
-        _ => return None,
-    };
-    let settings = tcgetattr(terminal.as_fd()).ok()?;
-    let key = settings.control_chars[index as usize];
-    (settings.local_flags.contains(LocalFlags::ISIG) && key != _POSIX_VDISABLE).then_some(key)
-}
-
-/// Publishes what the process writes until the stream ends (a terminal
-/// reports its end as an I/O error once every process has let go of it),
-/// or a newer process has taken the controller.
-async fn read_output<R: AsyncRead + Unpin>(
-    mut reader: R,
-    stream: OutputStream,
-    core: Arc<ProcessCore>,
-    generation: u64,
-) {
-    let mut buffer = vec![0u8; 8192];
-    loop {
-        match reader.read(&mut buffer).await {
-            Ok(0) | Err(_) => break,
-            Ok(n) => {
-                if !core.is_current(generation) {
-                    break;
-                }
-                core.hub
-                    .publish(OutputEvent::Output {
-                        stream,
-                        data: buffer[..n].to_vec(),
-                    })
-                    .await;
-            }
-        }
-    }
 }
 
 /// Waits for the process to end, clears out what it left, records the

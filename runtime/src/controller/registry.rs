@@ -5,6 +5,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use super::{Controller, ControllerError, ControllerInput, RuntimeStatus, StopOutcome};
+use crate::sync::LockUnpoisoned;
 
 /// Controllers keyed by their id (block id). Registering under a taken id
 /// replaces the old controller through
@@ -45,7 +46,7 @@ impl ControllerRegistry {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Arc<dyn Controller>>> {
-        self.controllers.lock().unwrap_or_else(|e| e.into_inner())
+        self.controllers.lock_unpoisoned()
     }
 
     /// Adds `controller` under its [`block_id`](Controller::block_id). One

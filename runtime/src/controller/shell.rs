@@ -34,6 +34,6 @@ impl ShellController {
 
 process_controller!(ShellController {
     fn stop_for_replace(&self, new_status: &str) -> Result<(), ControllerError> {
-        self.core.stop_process_only(new_status)
+        self.core.stop_process_only(new_status.parse()?)
     }
 });

@@ -31,7 +31,8 @@ use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use super::{Endpoint, SandboxEnv};
+use super::endpoint::Endpoint;
+use super::env::SandboxEnv;
 
 /// How a sandbox must see a path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -4,7 +4,7 @@
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
-use super::server::Endpoint;
+use super::endpoint::Endpoint;
 
 /// The environment variable naming the endpoint.
 pub const ENV_ENDPOINT: &str = "GANGWAY_ENDPOINT";

@@ -2,6 +2,9 @@
 
 use std::fmt;
 
+use super::exit;
+use super::kind::ErrorKind;
+
 /// Why a dispatched call did not produce a successful response.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -55,29 +58,31 @@ pub enum IpcError {
 }
 
 impl IpcError {
-    /// A stable machine-readable name for the kind of error, used on the wire.
-    pub fn kind(&self) -> &'static str {
+    /// The kind of error, whose name ([`ErrorKind::as_str`]) is stable and
+    /// used on the wire.
+    pub fn kind(&self) -> ErrorKind {
         match self {
-            IpcError::UnknownMethod { .. } => "unknown_method",
-            IpcError::Usage { .. } => "usage",
-            IpcError::InvalidParams { .. } => "invalid_params",
-            IpcError::Handler { .. } => "handler",
-            IpcError::Panicked { .. } => "panicked",
-            IpcError::Encode { .. } => "encode",
+            IpcError::UnknownMethod { .. } => ErrorKind::UnknownMethod,
+            IpcError::Usage { .. } => ErrorKind::Usage,
+            IpcError::InvalidParams { .. } => ErrorKind::InvalidParams,
+            IpcError::Handler { .. } => ErrorKind::Handler,
+            IpcError::Panicked { .. } => ErrorKind::Panicked,
+            IpcError::Encode { .. } => ErrorKind::Encode,
         }
     }
 
-    /// The exit code a command-line caller reports: 2 for a usage mistake
-    /// (an unknown command or flag, a bad value, a missing argument), 1 when
-    /// the handler failed or panicked, 70 (`EX_SOFTWARE`) when the response
-    /// could not be encoded.
+    /// The exit code a command-line caller reports: 2 ([`exit::USAGE`]) for
+    /// a usage mistake (an unknown command or flag, a bad value, a missing
+    /// argument), 1 ([`exit::FAILURE`]) when the handler failed or panicked,
+    /// 70 ([`exit::SOFTWARE`], `EX_SOFTWARE`) when the response could not be
+    /// encoded.
     pub fn exit_code(&self) -> i32 {
         match self {
             IpcError::UnknownMethod { .. }
             | IpcError::Usage { .. }
-            | IpcError::InvalidParams { .. } => 2,
-            IpcError::Handler { .. } | IpcError::Panicked { .. } => 1,
-            IpcError::Encode { .. } => 70,
+            | IpcError::InvalidParams { .. } => exit::USAGE,
+            IpcError::Handler { .. } | IpcError::Panicked { .. } => exit::FAILURE,
+            IpcError::Encode { .. } => exit::SOFTWARE,
         }
     }
 
@@ -159,25 +164,3 @@ impl fmt::Display for RegisterError {
 }
 
 impl std::error::Error for RegisterError {}
-
-/// Why [`IpcRouter::try_register`](crate::ipc::IpcRouter::try_register)
-/// refused a command, with the router handed back unchanged.
-#[derive(Debug)]
-pub struct TryRegisterError {
-    /// Why the command was refused.
-    pub reason: RegisterError,
-    /// The router, as it was before the call.
-    pub router: crate::ipc::IpcRouter,
-}
-
-impl fmt::Display for TryRegisterError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.reason.fmt(f)
-    }
-}
-
-impl std::error::Error for TryRegisterError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(&self.reason)
-    }
-}

@@ -37,10 +37,13 @@
 //! # });
 //! ```
 
-// Always built: the trait, the router (in-process dispatch, argv included)
-// and the errors need nothing beyond serde and MessagePack. The socket
-// side (server, clients, sandbox environment, wire protocol) is the `ipc`
-// feature.
+// Always built: the trait, the router (in-process dispatch, argv included),
+// the errors, their kinds and exit codes need nothing beyond serde and
+// MessagePack. The socket side (endpoint, server, clients, sandbox
+// environment, wire protocol) is the `ipc` feature.
+//
+// Each file imports what it needs from the file that defines it, never
+// through this one, and no two files import each other.
 mod argv;
 #[cfg(feature = "ipc")]
 mod bwrap;
@@ -48,8 +51,12 @@ mod bwrap;
 mod client;
 mod command;
 #[cfg(feature = "ipc")]
+mod endpoint;
+#[cfg(feature = "ipc")]
 mod env;
 mod error;
+pub mod exit;
+mod kind;
 #[cfg(feature = "ipc")]
 #[cfg_attr(docsrs, doc(cfg(feature = "ipc")))]
 pub mod protocol;
@@ -67,15 +74,19 @@ pub use client::{AsyncIpcClient, ClientError, IpcClient, RemoteError};
 pub use command::{CommandError, CommandResult, IpcCommand, Reply};
 #[cfg(feature = "ipc")]
 #[cfg_attr(docsrs, doc(cfg(feature = "ipc")))]
-pub use env::{CommandEnv, ENV_BIN, ENV_ENDPOINT, ENV_TOKEN, SandboxEnv, locate_client_bin};
-pub use error::{IpcError, RegisterError, TryRegisterError};
+pub use endpoint::Endpoint;
 #[cfg(feature = "ipc")]
 #[cfg_attr(docsrs, doc(cfg(feature = "ipc")))]
-pub use server::{Endpoint, IpcServer, IpcServerBuilder, ShutdownReport};
+pub use env::{CommandEnv, ENV_BIN, ENV_ENDPOINT, ENV_TOKEN, SandboxEnv, locate_client_bin};
+pub use error::{IpcError, RegisterError};
+pub use kind::ErrorKind;
+pub use router::{CommandInfo, IpcRouter, TryRegisterError};
+#[cfg(feature = "ipc")]
+#[cfg_attr(docsrs, doc(cfg(feature = "ipc")))]
+pub use server::{IpcServer, IpcServerBuilder, ShutdownReport};
 
 /// The error [`IpcCommand::apply_args`] and [`IpcCommand::decode_reply`] return.
 pub type DecodeError = rmp_serde::decode::Error;
 
 /// The error [`IpcCommand::encode_reply`] returns.
 pub type EncodeError = rmp_serde::encode::Error;
-pub use router::{CommandInfo, IpcRouter};

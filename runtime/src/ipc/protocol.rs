@@ -33,6 +33,8 @@ use std::io::{self, Read, Write};
 use serde::{Deserialize, Serialize};
 use serde_bytes::ByteBuf;
 
+use super::kind::ErrorKind;
+
 /// The protocol version this crate speaks.
 pub const VERSION: u32 = 1;
 
@@ -70,83 +72,129 @@ pub struct Welcome {
     pub max_frame: u64,
 }
 
-/// A call from a client.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Request {
-    /// Chosen by the client (never 0); the response carries it back.
-    pub id: u64,
-    /// The command to call.
-    pub method: String,
-    /// MessagePack-encoded arguments, for a typed call.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub params: Option<ByteBuf>,
-    /// Shell words, for a call bound by the command's schema.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub argv: Option<Vec<String>>,
-    /// Piped standard input, with `argv`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stdin: Option<ByteBuf>,
-    /// With `argv` and no `stdin`: the client has piped standard input it
-    /// can send. The server answers `needs_stdin` when the command would
-    /// take it, so the client reads stdin only when it is used.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub stdin_ready: bool,
+/// What an optional field holds when it is left out of a frame.
+trait Empty {
+    fn is_empty(&self) -> bool;
 }
 
-/// The answer to one request.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Response {
-    /// The request's id (0 when the request could not be read).
-    pub id: u64,
-    /// Whether the call succeeded.
-    pub ok: bool,
-    /// The MessagePack-encoded response, on success.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub result: Option<ByteBuf>,
-    /// Help text, on success of an argv call that asked for it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub help: Option<String>,
-    /// The command takes piped standard input: send the request again with
-    /// it. No call was made.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub needs_stdin: bool,
-    /// What went wrong, on failure.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<WireError>,
+impl<T> Empty for Option<T> {
+    fn is_empty(&self) -> bool {
+        self.is_none()
+    }
 }
 
-/// A failure as it travels.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct WireError {
-    /// A stable name: `unknown_method`, `usage`, `invalid_params`,
-    /// `handler`, `panicked`, `encode`, or the server's own `auth`,
-    /// `protocol`, `frame_too_large`, `response_too_large`, `busy`,
-    /// `timeout`.
-    pub kind: String,
-    /// For a person.
-    pub message: String,
-    /// The exit code a command-line client should end with.
-    pub exit: i32,
-    /// The argument at fault, for a usage error.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub argument: Option<String>,
-    /// The nearest valid spelling, for a usage error.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub suggestion: Option<String>,
-    /// The handler's MessagePack-encoded error value, for a typed client.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub data: Option<ByteBuf>,
+impl Empty for bool {
+    fn is_empty(&self) -> bool {
+        !*self
+    }
+}
+
+/// Declares a message: its fields, then in `optional { ... }` those a frame
+/// may leave out. An optional field is left out when empty (`None`,
+/// `false`) and empty when left out, so a field can be added without
+/// breaking an older peer.
+macro_rules! message {
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident {
+            $($(#[$field_meta:meta])* pub $field:ident: $ty:ty,)*
+        }
+        optional {
+            $($(#[$optional_meta:meta])* pub $optional:ident: $optional_ty:ty,)*
+        }
+    ) => {
+        $(#[$meta])*
+        pub struct $name {
+            $($(#[$field_meta])* pub $field: $ty,)*
+            $(
+                $(#[$optional_meta])*
+                #[serde(default, skip_serializing_if = "Empty::is_empty")]
+                pub $optional: $optional_ty,
+            )*
+        }
+    };
+}
+
+message! {
+    /// A call from a client.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct Request {
+        /// Chosen by the client (never 0); the response carries it back.
+        pub id: u64,
+        /// The command to call.
+        pub method: String,
+    }
+    optional {
+        /// MessagePack-encoded arguments, for a typed call.
+        pub params: Option<ByteBuf>,
+        /// Shell words, for a call bound by the command's schema.
+        pub argv: Option<Vec<String>>,
+        /// Piped standard input, with `argv`.
+        pub stdin: Option<ByteBuf>,
+        /// With `argv` and no `stdin`: the client has piped standard input it
+        /// can send. The server answers `needs_stdin` when the command would
+        /// take it, so the client reads stdin only when it is used.
+        pub stdin_ready: bool,
+    }
+}
+
+message! {
+    /// The answer to one request.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct Response {
+        /// The request's id (0 when the request could not be read).
+        pub id: u64,
+        /// Whether the call succeeded.
+        pub ok: bool,
+    }
+    optional {
+        /// The MessagePack-encoded response, on success.
+        pub result: Option<ByteBuf>,
+        /// Help text, on success of an argv call that asked for it.
+        pub help: Option<String>,
+        /// The command takes piped standard input: send the request again with
+        /// it. No call was made.
+        pub needs_stdin: bool,
+        /// What went wrong, on failure.
+        pub error: Option<WireError>,
+    }
+}
+
+message! {
+    /// A failure as it travels.
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+    pub struct WireError {
+        /// What kind of failure: a stable name, `unknown_method`, `usage`,
+        /// `invalid_params`, `handler`, `panicked`, `encode`, or the server's
+        /// own `auth`, `protocol`, `frame_too_large`, `response_too_large`,
+        /// `busy`, `timeout` (see [`ErrorKind`]).
+        pub kind: ErrorKind,
+        /// For a person.
+        pub message: String,
+        /// The exit code a command-line client should end with (see
+        /// [`exit`](super::exit)).
+        pub exit: i32,
+    }
+    optional {
+        /// The argument at fault, for a usage error.
+        pub argument: Option<String>,
+        /// The nearest valid spelling, for a usage error.
+        pub suggestion: Option<String>,
+        /// The handler's MessagePack-encoded error value, for a typed client.
+        pub data: Option<ByteBuf>,
+    }
 }
 
 /// Exit code for a host that cannot be reached or a broken exchange
-/// (`EX_UNAVAILABLE`).
-pub const EXIT_UNAVAILABLE: i32 = 69;
+/// (`EX_UNAVAILABLE`): [`exit::UNAVAILABLE`](super::exit::UNAVAILABLE) under
+/// the name it had before the [`exit`](super::exit) module.
+pub const EXIT_UNAVAILABLE: i32 = super::exit::UNAVAILABLE;
 
 impl WireError {
     /// An error the server itself raises (not a command's).
-    pub fn server(kind: &str, message: impl Into<String>, exit: i32) -> Self {
+    pub fn server(kind: impl Into<ErrorKind>, message: impl Into<String>, exit: i32) -> Self {
         WireError {
-            kind: kind.to_owned(),
+            kind: kind.into(),
             message: message.into(),
             exit,
             argument: None,
@@ -259,19 +307,12 @@ pub fn read_frame<R: Read>(reader: &mut R, max: usize) -> Result<Option<Vec<u8>>
             Err(error) => return Err(FrameError::Io(error)),
         }
     }
-    let len = u32::from_be_bytes(head) as usize;
-    if len > max {
-        return Err(FrameError::TooLarge { len, max });
-    }
-    let mut body = Vec::with_capacity(len.min(64 * 1024));
-    let read = reader
+    let (len, mut body) = announced(head, max)?;
+    reader
         .take(len as u64)
         .read_to_end(&mut body)
         .map_err(FrameError::Io)?;
-    if read < len {
-        return Err(FrameError::Truncated);
-    }
-    Ok(Some(body))
+    whole(body, len).map(Some)
 }
 
 /// The async twin of [`read_frame`].
@@ -308,19 +349,30 @@ where
     R: tokio::io::AsyncRead + Unpin,
 {
     use tokio::io::AsyncReadExt;
-    let len = u32::from_be_bytes(head) as usize;
-    if len > max {
-        return Err(FrameError::TooLarge { len, max });
-    }
-    // Grown as the bytes arrive, so a large announced length costs nothing
-    // until it is sent.
-    let mut body = Vec::with_capacity(len.min(64 * 1024));
-    let read = reader
+    let (len, mut body) = announced(head, max)?;
+    reader
         .take(len as u64)
         .read_to_end(&mut body)
         .await
         .map_err(FrameError::Io)?;
-    if read < len {
+    whole(body, len)
+}
+
+/// The length a frame's head announces, refused over `max`, and a buffer
+/// for its body. The buffer grows as the bytes arrive, so a large announced
+/// length costs nothing until it is sent.
+fn announced(head: [u8; 4], max: usize) -> Result<(usize, Vec<u8>), FrameError> {
+    let len = u32::from_be_bytes(head) as usize;
+    if len > max {
+        return Err(FrameError::TooLarge { len, max });
+    }
+    Ok((len, Vec::with_capacity(len.min(64 * 1024))))
+}
+
+/// The body read for a frame of `len` bytes, if the stream did not end
+/// first.
+fn whole(body: Vec<u8>, len: usize) -> Result<Vec<u8>, FrameError> {
+    if body.len() < len {
         return Err(FrameError::Truncated);
     }
     Ok(body)

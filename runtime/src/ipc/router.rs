@@ -3,13 +3,15 @@
 use std::any::Any;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::fmt;
 use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use super::{IpcCommand, IpcError, RegisterError, Reply, TryRegisterError};
+use super::command::{IpcCommand, Reply};
+use super::error::{IpcError, RegisterError};
 use crate::tool::{Manifest, ToolSchema, closest, is_valid_command_name};
 
 type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -282,5 +284,27 @@ fn panic_message(payload: &(dyn Any + Send)) -> String {
         text.clone()
     } else {
         "(a panic payload that is not text)".to_owned()
+    }
+}
+
+/// Why [`IpcRouter::try_register`] refused a command, with the router
+/// handed back unchanged.
+#[derive(Debug)]
+pub struct TryRegisterError {
+    /// Why the command was refused.
+    pub reason: RegisterError,
+    /// The router, as it was before the call.
+    pub router: IpcRouter,
+}
+
+impl fmt::Display for TryRegisterError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.reason.fmt(f)
+    }
+}
+
+impl std::error::Error for TryRegisterError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.reason)
     }
 }

@@ -15,7 +15,8 @@ pub enum ExitOutcome {
     /// The transport killed it (at the shutdown deadline, or on drop).
     Killed,
     /// There is no process (a transport made by
-    /// [`new_for_testing`](super::StdioTransport::new_for_testing)).
+    /// [`from_streams`](super::StdioBuilder::from_streams) without a child,
+    /// or a test one).
     NoProcess,
 }
 

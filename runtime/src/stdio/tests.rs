@@ -3,6 +3,7 @@
 use std::sync::Mutex as StdMutex;
 
 use serde_json::json;
+use tokio::sync::mpsc;
 
 use super::*;
 
@@ -393,25 +394,4 @@ async fn with_no_handler_a_request_is_answered_method_not_found() {
     // A notification with no handler is dropped, not answered.
     transport.receive_line(r#"{"method":"note"}"#).await;
     assert!(rx.try_recv().is_err());
-}
-
-#[test]
-fn ids_match_as_numbers_or_strings_of_numbers() {
-    assert_eq!(call_id(&json!(7)), Some(7));
-    assert_eq!(call_id(&json!(7.0)), Some(7));
-    assert_eq!(call_id(&json!("7")), Some(7));
-    assert_eq!(call_id(&json!(" 7 ")), Some(7));
-    assert_eq!(call_id(&json!(7.5)), None);
-    assert_eq!(call_id(&json!("seven")), None);
-    assert_eq!(call_id(&Value::Null), None);
-}
-
-#[test]
-fn the_stderr_tail_keeps_the_last_bytes() {
-    let mut tail = StderrTail::new(8);
-    tail.push(b"hello ");
-    tail.push(b"world\n");
-    assert_eq!(tail.text(), "o world\n");
-    tail.push(b"a much longer line than the tail\n");
-    assert_eq!(tail.text(), "he tail\n");
 }

@@ -13,4 +13,9 @@ impl Search {
     }
 }
 
-fn main() {}
+fn takes_a_command<C: gangway::ipc::IpcCommand>() {}
+
+// Using the command adds no error of its own: serde's is the only one.
+fn main() {
+    takes_a_command::<Search>();
+}

@@ -1,0 +1,36 @@
+//! The exit codes a command-line caller ends with, in one place: what
+//! [`IpcError::exit_code`](crate::ipc::IpcError::exit_code) gives, what the
+//! server puts in a `protocol::WireError`'s `exit`,
+//! and what the `gangway call` client returns. A wrapper script exits with
+//! the code its call ended in, so these are what a sandboxed shell sees.
+//!
+//! | code | name | when |
+//! |---|---|---|
+//! | 0 | [`OK`] | the call succeeded (help included) |
+//! | 1 | [`FAILURE`] | the handler failed or panicked, the call timed out, or its answer was too large or could not be written out |
+//! | 2 | [`USAGE`] | a usage mistake: an unknown command or flag, a bad value, a missing argument, a call too large to send |
+//! | 69 | [`UNAVAILABLE`] | the host cannot be reached, refused the connection (busy, wrong token) or the exchange broke (`EX_UNAVAILABLE`) |
+//! | 70 | [`SOFTWARE`] | the handler's response could not be encoded (`EX_SOFTWARE`) |
+//! | 74 | [`STDIN`] | standard input could not be read (`EX_IOERR`) |
+
+/// The call succeeded.
+pub const OK: i32 = 0;
+
+/// The call failed: the handler reported failure or panicked, the call ran
+/// past its time limit, its response was over the frame limit, or the
+/// client could not write it out.
+pub const FAILURE: i32 = 1;
+
+/// A usage mistake: an unknown command or flag, a bad value, a missing
+/// argument, a request over the host's frame limit.
+pub const USAGE: i32 = 2;
+
+/// The host cannot be reached, turned the connection away, or the exchange
+/// broke (`EX_UNAVAILABLE` from `sysexits.h`).
+pub const UNAVAILABLE: i32 = 69;
+
+/// The handler's response could not be encoded (`EX_SOFTWARE`).
+pub const SOFTWARE: i32 = 70;
+
+/// Standard input could not be read (`EX_IOERR`).
+pub const STDIN: i32 = 74;

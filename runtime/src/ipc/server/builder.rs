@@ -1,0 +1,236 @@
+//! [`IpcServerBuilder`]: the server's options and limits, checked and put
+//! to work by [`start`](IpcServerBuilder::start).
+
+use std::fmt;
+use std::io;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::AtomicUsize;
+use std::time::Duration;
+
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use super::listen::{Listening, listen};
+use super::{IpcServer, Shared};
+use crate::ipc::env::locate_client_bin;
+use crate::ipc::protocol;
+use crate::ipc::router::IpcRouter;
+
+/// The shortest token accepted: a token is the only credential.
+const MIN_TOKEN_LEN: usize = 16;
+/// The longest token accepted: the hello carrying it must stay small.
+const MAX_TOKEN_LEN: usize = 1024;
+/// The most calls one connection may have in flight.
+const MAX_IN_FLIGHT: usize = 65_536;
+
+/// Options for an [`IpcServer`]; start it with
+/// [`start`](IpcServerBuilder::start).
+#[derive(Clone)]
+#[must_use]
+pub struct IpcServerBuilder {
+    max_frame: usize,
+    max_connections: usize,
+    max_in_flight: usize,
+    max_queued_bytes: usize,
+    call_timeout: Option<Duration>,
+    hello_timeout: Duration,
+    io_timeout: Duration,
+    tcp: Option<SocketAddr>,
+    allow_non_loopback: bool,
+    socket_parent: Option<PathBuf>,
+    token: Option<String>,
+    client_bin: Option<PathBuf>,
+    wrapper_dir: Option<PathBuf>,
+}
+
+impl fmt::Debug for IpcServerBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("IpcServerBuilder")
+            .field("max_frame", &self.max_frame)
+            .field("max_connections", &self.max_connections)
+            .field("max_in_flight", &self.max_in_flight)
+            .field("call_timeout", &self.call_timeout)
+            .field("tcp", &self.tcp)
+            .field("token", &self.token.as_ref().map(|_| "<redacted>"))
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for IpcServerBuilder {
+    fn default() -> Self {
+        IpcServerBuilder {
+            max_frame: protocol::DEFAULT_MAX_FRAME,
+            max_connections: 256,
+            max_in_flight: 32,
+            max_queued_bytes: 64 * 1024 * 1024,
+            call_timeout: Some(Duration::from_secs(300)),
+            hello_timeout: Duration::from_secs(5),
+            io_timeout: Duration::from_secs(30),
+            tcp: None,
+            allow_non_loopback: false,
+            socket_parent: None,
+            token: None,
+            client_bin: None,
+            wrapper_dir: None,
+        }
+    }
+}
+
+/// The builder's setters: each `option(arg: Type) => value;` is a
+/// `pub fn option(mut self, arg: Type) -> Self` storing `value` (the
+/// argument, clamped or wrapped) in the field of the same name.
+macro_rules! setters {
+    ($($(#[$doc:meta])* $option:ident($arg:ident: $ty:ty) => $value:expr;)*) => {
+        $(
+            $(#[$doc])*
+            pub fn $option(mut self, $arg: $ty) -> Self {
+                self.$option = $value;
+                self
+            }
+        )*
+    };
+}
+
+impl IpcServerBuilder {
+    setters! {
+        /// The largest frame read or written, in bytes (16 MiB by default). A
+        /// larger request is answered with `frame_too_large`, a larger response
+        /// with `response_too_large`.
+        max_frame(bytes: usize) => bytes.max(protocol::MAX_HELLO_FRAME);
+
+        /// How many connections may be open at once (256 by default); one more
+        /// is answered with a `busy` error and closed.
+        max_connections(connections: usize) => connections.clamp(1, Semaphore::MAX_PERMITS);
+
+        /// How many calls one connection may have running or waiting to be
+        /// written at once (32 by default); past that, the server stops reading
+        /// that connection until one is written (at most 65,536).
+        max_in_flight(calls: usize) => calls.clamp(1, MAX_IN_FLIGHT);
+
+        /// How many bytes of encoded responses one connection may have queued
+        /// for writing (64 MiB by default; at most 4 GiB), for a client slow to
+        /// read. Calls finished beyond that wait, each holding its own encoded
+        /// response and its in-flight slot, so a connection that stops reading
+        /// holds at most this plus `max_in_flight` responses until the I/O
+        /// timeout ends it.
+        max_queued_bytes(bytes: usize) => bytes.clamp(1, u32::MAX as usize);
+
+        /// How long one call may run (5 minutes by default; `None` for no
+        /// limit). A call over it is answered with a `timeout` error.
+        call_timeout(timeout: Option<Duration>) => timeout;
+
+        /// How long a new connection has to present its token (5 seconds by
+        /// default); a connection that does not is closed.
+        hello_timeout(timeout: Duration) => timeout;
+
+        /// How long the rest of a frame may take once it has begun, and how long
+        /// writing one response may take (30 seconds by default): a peer that
+        /// stalls mid-frame, or stops reading, loses its connection.
+        io_timeout(timeout: Duration) => timeout;
+
+        /// Listen on TCP instead of a Unix socket, for containers and VMs that
+        /// cannot share a file system with the host. The address must be a
+        /// loopback one unless [`allow_non_loopback`](IpcServerBuilder::allow_non_loopback)
+        /// says otherwise; the token is required all the same.
+        tcp(addr: SocketAddr) => Some(addr);
+
+        /// Let [`tcp`](IpcServerBuilder::tcp) listen beyond this machine (a VM
+        /// bridge, say). Anyone who can reach the port and has the token can
+        /// call the commands.
+        allow_non_loopback(allow: bool) => allow;
+
+        /// Where the private socket directory is created (default:
+        /// `$XDG_RUNTIME_DIR`, else the system's temporary directory).
+        socket_parent(dir: impl Into<PathBuf>) => Some(dir.into());
+
+        /// Use this token instead of a fresh random one (16 to 1024 bytes).
+        token(token: impl Into<String>) => Some(token.into());
+
+        /// The `gangway` client binary sandboxed processes run (default: from
+        /// `GANGWAY_BIN`, else next to this executable, else on `PATH`).
+        client_bin(path: impl Into<PathBuf>) => Some(path.into());
+
+        /// The directory of generated wrapper scripts, which
+        /// [`SandboxEnv`](crate::ipc::SandboxEnv) puts first on a child's
+        /// `PATH`.
+        wrapper_dir(dir: impl Into<PathBuf>) => Some(dir.into());
+    }
+
+    /// Starts serving `router`.
+    ///
+    /// # Errors
+    ///
+    /// `InvalidInput` for a token under 16 or over 1024 bytes, a non-loopback TCP
+    /// address not allowed, a wrapper directory whose path holds `:`, or a
+    /// socket parent that cannot hold the socket; otherwise the error of
+    /// creating the directory, binding, or reading random bytes.
+    pub async fn start(self, router: IpcRouter) -> io::Result<IpcServer> {
+        let invalid = |message: String| io::Error::new(io::ErrorKind::InvalidInput, message);
+        let token = match self.token {
+            Some(token) if !(MIN_TOKEN_LEN..=MAX_TOKEN_LEN).contains(&token.len()) => {
+                return Err(invalid(format!(
+                    "a token must be {MIN_TOKEN_LEN} to {MAX_TOKEN_LEN} bytes, not {}; leave it out for a fresh random one",
+                    token.len()
+                )));
+            }
+            Some(token) => token,
+            None => fresh_token()?,
+        };
+        if let Some(addr) = self.tcp
+            && !addr.ip().is_loopback()
+            && !self.allow_non_loopback
+        {
+            return Err(invalid(format!(
+                "{addr} is not a loopback address; anyone who reaches it could try the token. Use \
+                 127.0.0.1, or `allow_non_loopback(true)` if that is what you mean"
+            )));
+        }
+        if let Some(dir) = &self.wrapper_dir
+            && dir.to_string_lossy().contains(':')
+        {
+            return Err(invalid(format!(
+                "the wrapper directory {} holds `:`, which a PATH entry cannot",
+                dir.display()
+            )));
+        }
+        let soft = CancellationToken::new();
+        let shared = Arc::new(Shared {
+            router,
+            token: token.clone(),
+            max_frame: self.max_frame,
+            max_in_flight: self.max_in_flight,
+            max_queued_bytes: self.max_queued_bytes,
+            call_timeout: self.call_timeout,
+            hello_timeout: self.hello_timeout,
+            io_timeout: self.io_timeout,
+            connections: Arc::new(Semaphore::new(self.max_connections)),
+            soft: soft.clone(),
+            hard: CancellationToken::new(),
+            tracker: TaskTracker::new(),
+            calls_running: Arc::new(AtomicUsize::new(0)),
+        });
+        let Listening {
+            endpoint,
+            socket_dir,
+            accept,
+        } = listen(self.tcp, self.socket_parent.as_deref(), &shared).await?;
+        Ok(IpcServer {
+            endpoint,
+            token,
+            socket_dir,
+            shared,
+            accept: Some(accept),
+            client_bin: self.client_bin.or_else(locate_client_bin),
+            wrapper_dir: self.wrapper_dir,
+        })
+    }
+}
+
+fn fresh_token() -> io::Result<String> {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes).map_err(|error| io::Error::other(error.to_string()))?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}

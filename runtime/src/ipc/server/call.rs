@@ -1,0 +1,133 @@
+//! Running one call: plan it (help, or a request for standard input, come
+//! back without a call), dispatch it to the router within the call timeout,
+//! and answer with its result or its error, encoded and within the frame
+//! limit.
+
+use serde_bytes::ByteBuf;
+
+use super::Shared;
+use crate::ipc::argv::{ArgvOutcome, ArgvPlan};
+use crate::ipc::error::IpcError;
+use crate::ipc::exit;
+use crate::ipc::kind::ErrorKind;
+use crate::ipc::protocol::{self, Request, Response, WireError};
+
+/// Runs one call and encodes its response; a response over the frame limit
+/// is answered with a `response_too_large` error instead.
+pub(super) async fn answer(shared: &Shared, request: Request) -> Vec<u8> {
+    let response = respond(shared, request).await;
+    let id = response.id;
+    let body = protocol::encode(&response);
+    // Only the encoded answer waits for room in the queue.
+    drop(response);
+    if body.len() <= shared.max_frame {
+        return body;
+    }
+    let error = WireError::server(
+        ErrorKind::ResponseTooLarge,
+        format!(
+            "the response is {} bytes, over the {}-byte frame limit",
+            body.len(),
+            shared.max_frame
+        ),
+        exit::FAILURE,
+    );
+    protocol::encode(&Response::failure(id, error))
+}
+
+/// What a successful call answers.
+enum Answer {
+    Result(Vec<u8>),
+    Help(String),
+    NeedsStdin,
+}
+
+impl From<ArgvOutcome> for Answer {
+    fn from(outcome: ArgvOutcome) -> Self {
+        match outcome {
+            ArgvOutcome::Response(bytes) => Answer::Result(bytes),
+            ArgvOutcome::Help(text) => Answer::Help(text),
+        }
+    }
+}
+
+/// Runs one call, within the call timeout.
+async fn respond(shared: &Shared, request: Request) -> Response {
+    let id = request.id;
+    let method = request.method;
+    let call = async {
+        match request.argv {
+            Some(argv) if request.stdin.is_none() && request.stdin_ready => {
+                // Read stdin only if the command will take it: help, a usage
+                // error, or an explicit value means it will not.
+                match shared.router.plan_argv(&method, &argv) {
+                    Ok(ArgvPlan::NeedsStdin) => Ok(Answer::NeedsStdin),
+                    Ok(ArgvPlan::Help(text)) => Ok(Answer::Help(text)),
+                    Ok(_) => shared
+                        .router
+                        .dispatch_argv(&method, &argv, None)
+                        .await
+                        .map(Answer::from),
+                    Err(error) => Err(error),
+                }
+            }
+            Some(argv) => shared
+                .router
+                .dispatch_argv(&method, &argv, request.stdin.map(ByteBuf::into_vec))
+                .await
+                .map(Answer::from),
+            None => {
+                let params = request.params.map(ByteBuf::into_vec).unwrap_or_default();
+                shared
+                    .router
+                    .dispatch(&method, &params)
+                    .await
+                    .map(Answer::Result)
+            }
+        }
+    };
+    let outcome = match shared.call_timeout {
+        Some(limit) => match tokio::time::timeout(limit, call).await {
+            Ok(outcome) => outcome,
+            Err(_) => {
+                let error = WireError::server(
+                    ErrorKind::Timeout,
+                    format!("{method}: the call did not finish within {limit:?}"),
+                    exit::FAILURE,
+                );
+                return Response::failure(id, error);
+            }
+        },
+        None => call.await,
+    };
+    let mut response = Response {
+        id,
+        ok: true,
+        result: None,
+        help: None,
+        needs_stdin: false,
+        error: None,
+    };
+    match outcome {
+        Ok(Answer::Result(bytes)) => response.result = Some(ByteBuf::from(bytes)),
+        Ok(Answer::Help(text)) => response.help = Some(text),
+        Ok(Answer::NeedsStdin) => response.needs_stdin = true,
+        Err(error) => return Response::failure(id, wire_error(error)),
+    }
+    response
+}
+
+/// A command's error as it travels.
+fn wire_error(error: IpcError) -> WireError {
+    let mut wire = WireError::server(error.kind(), error.to_string(), error.exit_code());
+    match error {
+        IpcError::Usage { error, .. } => {
+            wire.argument = error.argument_name().map(str::to_owned);
+            wire.suggestion = error.suggestion().map(str::to_owned);
+        }
+        IpcError::UnknownMethod { suggestion, .. } => wire.suggestion = suggestion,
+        IpcError::Handler { data, .. } => wire.data = Some(ByteBuf::from(data)),
+        _ => {}
+    }
+    wire
+}

@@ -1,0 +1,32 @@
+//! Support for code the macros generate, reached as
+//! `::gangway::__private::...`. Not a public API: anything here may change
+//! in any release.
+//!
+//! - `decode`: `#[derive(IpcCommand)]`'s argument decoding.
+//! - `reply`: how a derived command's response travels.
+//! - `tool`: the run-time half of `#[gangway::tool]`.
+//!
+//! Every path the macros emit is re-exported here, so the generated code
+//! names one module whatever file its item lives in.
+
+mod decode;
+mod reply;
+mod tool;
+
+pub use clap;
+pub use serde;
+pub use std::borrow::Cow;
+pub use std::marker::PhantomData;
+
+pub use crate::ipc::{DecodeError, EncodeError};
+
+pub use decode::{
+    ByteVec, decode_args, duplicate_arg, invalid_arg, missing_arg, msgpack_value_len,
+    non_utf8_arg_name, too_many_args, unknown_arg,
+};
+pub use reply::{BytesReply, PlainReply, ReplyProbe, ResultReply};
+pub use tool::{
+    DefaultText, DefaultViaDisplay, DefaultViaValueEnum, KindProbe, ViaArgType, ViaText,
+    ViaValueEnum, bind_with_clap, missing_bytes, parse_json_arg, tool_bytes, tool_help,
+    value_enum_names,
+};
