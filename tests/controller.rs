@@ -27,13 +27,14 @@ fn sh(script: &str) -> LaunchSpec {
     LaunchSpec::new("sh").args(["-c", script])
 }
 
-/// Collects events until the exit event (or fails after 20 s).
+/// Collects events until the exit event (or fails after 60 s: a failure
+/// bound only, generous for a loaded machine).
 async fn until_exit(
     events: &mut mpsc::Receiver<OutputEvent>,
 ) -> (Vec<(OutputStream, Vec<u8>)>, ExitInfo) {
     let mut output = Vec::new();
     loop {
-        let event = tokio::time::timeout(Duration::from_secs(20), events.recv())
+        let event = tokio::time::timeout(Duration::from_secs(60), events.recv())
             .await
             .expect("the process ends")
             .expect("the hub is open");
@@ -53,19 +54,19 @@ fn text_of(output: &[(OutputStream, Vec<u8>)], stream: OutputStream) -> String {
         .collect()
 }
 
-/// Reads output into `seen` until `needle` is in it (or fails after 20 s).
+/// Reads output into `seen` until `needle` is in it (or fails after 60 s).
 async fn until_text(events: &mut mpsc::Receiver<OutputEvent>, needle: &str, seen: &mut String) {
     until(events, seen, |seen| seen.contains(needle), needle).await;
 }
 
-/// Reads output into `seen` until `done(seen)` (or fails after 20 s).
+/// Reads output into `seen` until `done(seen)` (or fails after 60 s).
 async fn until(
     events: &mut mpsc::Receiver<OutputEvent>,
     seen: &mut String,
     done: impl Fn(&str) -> bool,
     needle: &str,
 ) {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
     while !done(seen) {
         match tokio::time::timeout_at(deadline, events.recv()).await {
             Ok(Some(OutputEvent::Output { data, .. })) => {
@@ -75,7 +76,7 @@ async fn until(
                 panic!("exited ({exit:?}) before {needle:?}: {seen}")
             }
             Ok(None) => panic!("the hub closed before {needle:?}"),
-            Err(_) => panic!("no {needle:?} after 20 s: {seen}"),
+            Err(_) => panic!("no {needle:?} after 60 s: {seen}"),
         }
     }
 }

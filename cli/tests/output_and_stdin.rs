@@ -145,7 +145,7 @@ fn output_and_stdin_rules_under_dash_bash_busybox_and_zsh() {
     require(&["dash", "bash", "busybox", "zsh"]);
     let host = Host::start();
     let shells = shells();
-    assert_eq!(shells.len(), 4, "{shells:?}");
+    assert_eq!(shells.len(), 6, "{shells:?}");
     for shell in shells {
         output_and_stdin_rules(&host, &shell);
     }

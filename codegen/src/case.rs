@@ -51,12 +51,15 @@ fn break_words(name: &str, sep: char) -> String {
 
 /// A type name in snake_case, the default command name (`WebSearch` →
 /// `web_search`, `HTTPGet` → `http_get`).
+// Used by the model (the derives and the scanner), not by the schema alone.
+#[cfg_attr(not(feature = "model"), allow(dead_code))]
 pub fn snake_case(ident: &str) -> String {
     break_words(ident, '_')
 }
 
 /// A type name in kebab-case, the default tool name (`WebSearch` →
 /// `web-search`).
+#[cfg_attr(not(feature = "model"), allow(dead_code))]
 pub fn kebab_case(ident: &str) -> String {
     snake_case(ident).replace('_', "-")
 }

@@ -30,7 +30,9 @@ pub struct Process {
 impl Process {
     /// Reads `/proc/PID/stat`; `None` once the process is gone.
     pub fn read(pid: u32) -> Option<Process> {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        // comm may be any bytes: read lossily rather than miss the process.
+        let stat =
+            String::from_utf8_lossy(&std::fs::read(format!("/proc/{pid}/stat")).ok()?).into_owned();
         // `pid (comm) state ppid pgrp session ...`: the name may hold
         // anything, parentheses and spaces included, so the fields are
         // counted from its last `)`.

@@ -423,13 +423,37 @@ pub fn run(mut command: Command, stdin: Option<&[u8]>) -> Output {
             let _ = pipe.write_all(&bytes);
         });
     }
-    child.wait_with_output().unwrap()
+    // A hung wrapper fails the test instead of hanging the suite: the
+    // output is read on a thread, and the child killed past the limit.
+    let pid = child.id();
+    let (done, finished) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = done.send(child.wait_with_output());
+    });
+    match finished.recv_timeout(std::time::Duration::from_secs(120)) {
+        Ok(output) => output.unwrap(),
+        Err(_) => {
+            let _ = std::process::Command::new("kill")
+                .args(["-KILL", &pid.to_string()])
+                .status();
+            panic!("the command did not finish within 120 s");
+        }
+    }
 }
 
 /// The shells a wrapper must work under, as argv prefixes; those not
 /// installed are left out.
 pub fn shells() -> Vec<Vec<&'static str>> {
-    let all: [&[&str]; 4] = [&["dash"], &["bash"], &["busybox", "sh"], &["zsh"]];
+    // bash and zsh also as they run when they are /bin/sh (POSIX mode, sh
+    // emulation), as on systems whose /bin/sh is one of them.
+    let all: [&[&str]; 6] = [
+        &["dash"],
+        &["bash"],
+        &["bash", "--posix"],
+        &["busybox", "sh"],
+        &["zsh"],
+        &["zsh", "--emulate", "sh"],
+    ];
     all.iter()
         .filter(|shell| which(shell[0]).is_some())
         .map(|shell| shell.to_vec())
