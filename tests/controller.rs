@@ -204,6 +204,78 @@ fn input_reaches_stdin_and_signals_reach_the_group_by_name() {
     });
 }
 
+/// While alive, this process ignores SIGINT, SIGQUIT and SIGHUP, as a host
+/// started in the background of a script (or under `nohup`) does; the old
+/// actions come back on drop.
+struct IgnoringSignals(Vec<(nix::sys::signal::Signal, nix::sys::signal::SigHandler)>);
+
+impl IgnoringSignals {
+    fn start() -> Self {
+        use nix::sys::signal::{SigHandler, Signal, signal};
+        let ignored = [Signal::SIGINT, Signal::SIGQUIT, Signal::SIGHUP];
+        // SAFETY: ignoring installs no handler.
+        IgnoringSignals(
+            ignored
+                .into_iter()
+                .map(|sig| (sig, unsafe { signal(sig, SigHandler::SigIgn) }.unwrap()))
+                .collect(),
+        )
+    }
+}
+
+impl Drop for IgnoringSignals {
+    fn drop(&mut self) {
+        for (sig, old) in self.0.drain(..) {
+            // SAFETY: puts back what was there.
+            unsafe { nix::sys::signal::signal(sig, old) }.unwrap();
+        }
+    }
+}
+
+#[test]
+fn signals_end_processes_of_a_host_that_ignores_them() {
+    // Ignored signals stay ignored across exec: children must be started
+    // with the default actions, or `signal int` and Ctrl-C do nothing.
+    let _ignoring = IgnoringSignals::start();
+    runtime().block_on(async {
+        for (name, number) in [("int", 2), ("SIGHUP", 1), ("quit", 3)] {
+            let cat = SubprocessController::new("cat", LaunchSpec::new("cat"));
+            let mut events = cat.subscribe();
+            cat.start(no_meta(), None, false).unwrap();
+            cat.send_input(ControllerInput::data("ready\n"), None)
+                .unwrap();
+            until_text(&mut events, "ready\n", &mut String::new()).await;
+            cat.send_input(ControllerInput::signal(name), None).unwrap();
+            let (_, exit) = until_exit(&mut events).await;
+            assert_eq!(exit.signal, Some(number), "{name}: {exit:?}");
+        }
+        let shell = ShellController::new("term", LaunchSpec::new("sh").env("PS1", "$ "));
+        let mut events = shell.subscribe();
+        shell.start(no_meta(), None, false).unwrap();
+        let mut seen = String::new();
+        run_cat(&shell, &mut events, &mut seen, "cat", 1).await;
+        shell
+            .send_input(ControllerInput::signal("SIGINT"), Some(3))
+            .unwrap();
+        let before = seen.len();
+        until(
+            &mut events,
+            &mut seen,
+            |s| s[before..].contains("$ "),
+            "a prompt after Ctrl-C",
+        )
+        .await;
+        shell
+            .send_input(ControllerInput::data("echo cat-ended-$?\n"), Some(4))
+            .unwrap();
+        until_text(&mut events, "cat-ended-130", &mut seen).await;
+        shell
+            .send_input(ControllerInput::data("exit\n"), None)
+            .unwrap();
+        until_exit(&mut events).await;
+    });
+}
+
 #[test]
 fn inputs_sent_with_shuffled_seq_arrive_in_order() {
     runtime().block_on(async {

@@ -12,7 +12,7 @@ use common::{Host, require, shells, text};
 
 /// A shell script calling `command` both ways: through `PATH`, and as this
 /// shell's script. `{}` in `template` stands for the call.
-fn both_ways(shell: &[&str], command: &str, template: &str) -> [String; 2] {
+fn script_both_ways(shell: &[&str], command: &str, template: &str) -> [String; 2] {
     let as_script = format!("{} \"$W/{command}\"", shell.join(" "));
     [
         template.replace("{}", command),
@@ -39,17 +39,17 @@ fn ok(output: &Output, what: &str) -> Vec<u8> {
 /// Every output and stdin rule, under one shell.
 fn output_and_stdin_rules(host: &Host, shell: &[&str]) {
     // Text ends with a newline, so calls in a row read line by line.
-    for script in both_ways(shell, "greet", "{} a; {} b") {
+    for script in script_both_ways(shell, "greet", "{} a; {} b") {
         let out = ok(&run(host, shell, &script, None), &script);
         assert_eq!(text(&out), "hello a\nhello b\n", "{shell:?}: {script}");
     }
     // Text that already ends with one keeps exactly one.
-    for script in both_ways(shell, "ping", "{}; {}") {
+    for script in script_both_ways(shell, "ping", "{}; {}") {
         let out = ok(&run(host, shell, &script, None), &script);
         assert_eq!(out, b"pong\npong\n", "{shell:?}: {script}");
     }
     // JSON ends with a newline.
-    for script in both_ways(shell, "counter", "{}") {
+    for script in script_both_ways(shell, "counter", "{}") {
         let out = ok(&run(host, shell, &script, None), &script);
         assert!(
             out.ends_with(b"\n") && !out.ends_with(b"\n\n"),
@@ -60,7 +60,7 @@ fn output_and_stdin_rules(host: &Host, shell: &[&str]) {
     let mut data: Vec<u8> = (0..=255u8).collect();
     data.extend([0, b'\n', 0, b'x']);
     for command in ["bytes", "cat"] {
-        for script in both_ways(shell, command, "{}") {
+        for script in script_both_ways(shell, command, "{}") {
             let out = ok(&run(host, shell, &script, Some(&data)), &script);
             assert!(out == data, "{shell:?}: {script}: the bytes differ");
         }
@@ -69,24 +69,24 @@ fn output_and_stdin_rules(host: &Host, shell: &[&str]) {
     // Empty input is no input: `/dev/null`, a closed descriptor and an
     // empty pipe leave an optional stdin argument `None`...
     for template in ["{} < /dev/null", "{} <&-", "printf '' | {}", ": | {}"] {
-        for script in both_ways(shell, "note", template) {
+        for script in script_both_ways(shell, "note", template) {
             let out = ok(&run(host, shell, &script, None), &script);
             assert_eq!(text(&out), "no note\n", "{shell:?}: {script}");
         }
         // ...and give a required bytes argument its empty value.
-        for script in both_ways(shell, "bytes", template) {
+        for script in script_both_ways(shell, "bytes", template) {
             let out = ok(&run(host, shell, &script, None), &script);
             assert!(out.is_empty(), "{shell:?}: {script}: {out:?}");
         }
     }
     // Input, even a single newline, is input.
-    for script in both_ways(shell, "note", "echo | {}") {
+    for script in script_both_ways(shell, "note", "echo | {}") {
         let out = ok(&run(host, shell, &script, None), &script);
         assert_eq!(text(&out), "a note of 1 bytes: \"\\n\"\n", "{shell:?}");
     }
     // 8 MiB still arrive whole...
     let big = vec![b'n'; 8 * 1024 * 1024];
-    for script in both_ways(shell, "note", "{}") {
+    for script in script_both_ways(shell, "note", "{}") {
         let out = ok(&run(host, shell, &script, Some(&big)), &script);
         assert_eq!(
             text(&out),
@@ -95,7 +95,7 @@ fn output_and_stdin_rules(host: &Host, shell: &[&str]) {
         );
     }
     // ...and an explicit argument still wins over a pipe.
-    for script in both_ways(shell, "note", "{} --note given") {
+    for script in script_both_ways(shell, "note", "{} --note given") {
         let out = ok(&run(host, shell, &script, Some(b"piped")), &script);
         assert_eq!(
             text(&out),

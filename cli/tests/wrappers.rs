@@ -210,22 +210,6 @@ fn two_thousand_argument_lists_arrive_byte_identical_under_every_shell() {
     });
 }
 
-/// `name args...` under `shell`, two ways, each with a label for failures:
-/// from `PATH` under `shell -c` (the wrapper then runs under its
-/// `#!/bin/sh`), and the wrapper file as `shell`'s own script.
-fn both_ways(host: &Host, shell: &[&str], name: &str, args: &[&str]) -> [(String, Command); 2] {
-    [
-        (
-            format!("{name} {args:?} from PATH under {shell:?} -c"),
-            host.shell_command(shell, &format!("{name} \"$@\""), args),
-        ),
-        (
-            format!("{name} {args:?} as the script of {shell:?}"),
-            host.wrapper_command(shell, name, args),
-        ),
-    ]
-}
-
 /// Runs `command` with a stdin pipe that is never closed, and returns its
 /// output, or fails if it has not finished in `limit`.
 fn with_open_stdin(mut command: Command, what: &str, limit: Duration) -> std::process::Output {
@@ -252,7 +236,7 @@ fn with_open_stdin(mut command: Command, what: &str, limit: Duration) -> std::pr
 fn nul_bytes_arrive(host: &Host, shell: &[&str]) {
     let mut data: Vec<u8> = (0..=255u8).collect();
     data.extend([0, 0, 0, b'\n', b'\r', b'\n', 0]);
-    for (how, command) in both_ways(host, shell, "cat", &[]) {
+    for (how, command) in host.both_ways(shell, "cat", &[]) {
         let out = common::run(command, Some(&data));
         assert!(out.status.success(), "{how}: {}", text(&out.stderr));
         assert_eq!(out.stdout, data, "{how}");
@@ -261,7 +245,7 @@ fn nul_bytes_arrive(host: &Host, shell: &[&str]) {
 
 /// A text answer gets the final newline its input lacked.
 fn text_gets_a_final_newline(host: &Host, shell: &[&str]) {
-    for (how, command) in both_ways(host, shell, "upper", &[]) {
+    for (how, command) in host.both_ways(shell, "upper", &[]) {
         let out = common::run(command, Some(b"no newline\n\nat the end"));
         assert!(out.status.success(), "{how}: {}", text(&out.stderr));
         assert_eq!(out.stdout, b"NO NEWLINE\n\nAT THE END\n", "{how}");
@@ -277,7 +261,7 @@ fn eight_mebibytes_arrive(host: &Host, shell: &[&str]) {
             (state >> 16) as u8
         })
         .collect();
-    for (how, command) in both_ways(host, shell, "cat", &[]) {
+    for (how, command) in host.both_ways(shell, "cat", &[]) {
         let out = common::run(command, Some(&data));
         assert!(out.status.success(), "{how}: {}", text(&out.stderr));
         assert_eq!(out.stdout.len(), data.len(), "{how}");
@@ -287,7 +271,7 @@ fn eight_mebibytes_arrive(host: &Host, shell: &[&str]) {
 
 /// An explicit `--text` is used, and the piped bytes are not.
 fn an_explicit_argument_wins(host: &Host, shell: &[&str]) {
-    for (how, command) in both_ways(host, shell, "upper", &["--text", "given"]) {
+    for (how, command) in host.both_ways(shell, "upper", &["--text", "given"]) {
         let out = common::run(command, Some(b"piped"));
         assert!(out.status.success(), "{how}: {}", text(&out.stderr));
         assert_eq!(out.stdout, b"GIVEN\n", "{how}");
@@ -296,7 +280,7 @@ fn an_explicit_argument_wins(host: &Host, shell: &[&str]) {
 
 /// A command that takes no stdin answers with a pipe that never closes.
 fn no_stdin_argument_never_reads_stdin(host: &Host, shell: &[&str]) {
-    for (how, command) in both_ways(host, shell, "ping", &[]) {
+    for (how, command) in host.both_ways(shell, "ping", &[]) {
         let out = with_open_stdin(command, &how, Duration::from_secs(20));
         assert_eq!(out.stdout, b"pong\n", "{how}: {}", text(&out.stderr));
     }
@@ -305,7 +289,7 @@ fn no_stdin_argument_never_reads_stdin(host: &Host, shell: &[&str]) {
 /// Help answers with a pipe that never closes.
 fn help_with_a_pipe_open(host: &Host, shell: &[&str]) {
     for args in [&["--help"][..], &["-h"], &["--data", "x", "--help"]] {
-        for (how, command) in both_ways(host, shell, "cat", args) {
+        for (how, command) in host.both_ways(shell, "cat", args) {
             let out = with_open_stdin(command, &how, Duration::from_secs(20));
             assert!(out.status.success(), "{how}: {}", text(&out.stderr));
             assert!(
@@ -321,7 +305,7 @@ fn help_with_a_pipe_open(host: &Host, shell: &[&str]) {
 /// never closes.
 fn explicit_argument_or_usage_error_with_a_pipe_open(host: &Host, shell: &[&str]) {
     let open = |args: &[&str]| {
-        both_ways(host, shell, "upper", args)
+        host.both_ways(shell, "upper", args)
             .map(|(how, command)| (with_open_stdin(command, &how, Duration::from_secs(20)), how))
     };
     for (out, how) in open(&["--text", "given"]) {

@@ -757,3 +757,44 @@ fn help_shows_dots_only_for_several_values_per_use() {
     );
     assert!(!line("--color").contains("..."), "{help}");
 }
+
+#[test]
+fn unknown_names_and_stray_words_are_quoted_short_and_on_one_line() {
+    let long = "z".repeat(80);
+    let cut = format!("{}…", "z".repeat(50));
+    let err = fail(&[&format!("--{long}")]);
+    assert!(
+        err.to_string()
+            .starts_with(&format!("unknown flag `--{cut}`; search takes `--limit`")),
+        "{err}"
+    );
+    let err = fail(&["--li\nmit"]);
+    assert!(
+        err.to_string().starts_with("unknown flag `--li\\nmit`"),
+        "{err}"
+    );
+    let err = fail(&[&format!("-a{long}")]);
+    assert!(
+        err.to_string().starts_with("unknown flag `-z`"),
+        "a cluster names the one flag: {err}"
+    );
+    let err = schema()
+        .parse_json(&json!({ long.clone(): 1 }))
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with(&format!("unknown argument `{cut}`;")),
+        "{err}"
+    );
+    let words = ToolSchema::new("one")
+        .with_param(ParamSchema::new("only", ValueKind::String).positional(0))
+        .parse_words(&["a", &format!("b\n{long}")])
+        .unwrap_err();
+    assert_eq!(
+        words.to_string(),
+        format!(
+            "unexpected argument `b\\n{}…`: one takes 1 positional argument (<only>)",
+            "z".repeat(48)
+        )
+    );
+}

@@ -8,17 +8,37 @@
 use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::{Pid, getpgid, getpgrp, getsid};
 
-/// Makes the child the leader of a new session (and process group) before
-/// it runs. When it cannot be (a command already set to lead a process
-/// group), it runs as it is; signalling then falls back to its group.
+/// Makes the child the leader of a new session (and process group) with
+/// every signal at its default action before it runs. When it cannot lead
+/// one (a command already set to lead a process group), it runs as it is;
+/// signalling then falls back to its group.
 pub(crate) fn start_own_session(command: &mut tokio::process::Command) {
-    // SAFETY: `setsid` is async-signal-safe and touches no memory of the
-    // parent: it may run between fork and exec.
+    // SAFETY: `setsid` and `sigaction` are async-signal-safe and touch no
+    // memory of the parent: they may run between fork and exec.
     unsafe {
         command.pre_exec(|| {
             let _ = nix::unistd::setsid();
+            reset_signal_actions();
             Ok(())
         });
+    }
+}
+
+/// Puts every signal back to its default action, for a child between fork
+/// and exec. A signal this process ignores stays ignored across `exec`: a
+/// host started in the background of a script (SIGINT and SIGQUIT ignored)
+/// or under `nohup` (SIGHUP) would otherwise start children that the
+/// signals a controller sends cannot end. Handlers need no reset (`exec`
+/// resets them); the signal mask is reset by the standard library.
+///
+/// Async-signal-safe: only `sigaction`.
+pub(crate) fn reset_signal_actions() {
+    use nix::sys::signal::{SigHandler, signal};
+    for sig in Signal::iterator() {
+        if !matches!(sig, Signal::SIGKILL | Signal::SIGSTOP) {
+            // SAFETY: the default action installs no handler.
+            let _ = unsafe { signal(sig, SigHandler::SigDfl) };
+        }
     }
 }
 

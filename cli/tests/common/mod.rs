@@ -385,15 +385,7 @@ impl Host {
         args: &[&str],
         stdin: Option<&[u8]>,
     ) -> Output {
-        let mut command = Command::new(shell[0]);
-        command
-            .args(&shell[1..])
-            .arg("-c")
-            .arg(script)
-            .arg("gangway-test")
-            .args(args);
-        self.env().apply(&mut command);
-        run(command, stdin)
+        run(self.shell_command(shell, script, args), stdin)
     }
 }
 
@@ -507,5 +499,21 @@ impl Host {
             .args(args);
         self.env().apply(&mut command);
         command
+    }
+
+    /// Wrapper `name` with `args` run both ways under `shell`: found on
+    /// `PATH` by a `shell -c` script (so its `#!/bin/sh` runs it), and as
+    /// `shell`'s own script; each with a description for failure messages.
+    pub fn both_ways(&self, shell: &[&str], name: &str, args: &[&str]) -> [(String, Command); 2] {
+        [
+            (
+                format!("{name} {args:?} from PATH under {shell:?} -c"),
+                self.shell_command(shell, &format!("{name} \"$@\""), args),
+            ),
+            (
+                format!("{name} {args:?} as the script of {shell:?}"),
+                self.wrapper_command(shell, name, args),
+            ),
+        ]
     }
 }

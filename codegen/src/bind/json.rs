@@ -1,7 +1,7 @@
 //! Binding a JSON object of arguments, as an LLM tool call gives it.
 
 use super::value::{json_type_name, json_value, value_to_json};
-use super::{BindError, BindErrorKind, describe_names, invalid};
+use super::{BindError, BindErrorKind, describe_names, excerpt, invalid};
 use crate::args::{ToolArgs, Value};
 use crate::schema::{ParamSchema, ToolSchema, closest};
 
@@ -34,10 +34,11 @@ impl ToolSchema {
             let Some(param) = self.param_by_any_name(key) else {
                 let names = self.params.iter().map(|p| &*p.name);
                 let near = closest(key, names.clone());
+                let shown = excerpt(key);
                 let message = match near {
-                    Some(near) => format!("unknown argument `{key}`; did you mean `{near}`?"),
+                    Some(near) => format!("unknown argument `{shown}`; did you mean `{near}`?"),
                     None => format!(
-                        "unknown argument `{key}`; {} takes {}",
+                        "unknown argument `{shown}`; {} takes {}",
                         self.name,
                         describe_names(names)
                     ),

@@ -260,7 +260,7 @@ fn invalid(spelled: &str, text: &str, expected: &str) -> BindError {
 
 /// A value as messages quote it: control characters escaped, and cut short
 /// when long, so one message stays one short line.
-fn excerpt(text: &str) -> Cow<'_, str> {
+pub(super) fn excerpt(text: &str) -> Cow<'_, str> {
     const MOST: usize = 60;
     const KEPT: usize = 50;
     let long = text.chars().nth(MOST).is_some();

@@ -4,7 +4,7 @@
 //! still sees it.
 
 use super::value::{json_to_value, word_value};
-use super::{BindError, BindErrorKind, display_name};
+use super::{BindError, BindErrorKind, display_name, excerpt};
 use crate::args::{ToolArgs, Value};
 use crate::schema::{ParamSchema, ToolSchema};
 
@@ -69,15 +69,16 @@ impl ToolSchema {
             }
         }
         if let Some(extra) = words.next() {
+            let shown = excerpt(extra);
             let message = if positionals.is_empty() {
                 format!(
-                    "unexpected argument `{extra}`: {} takes no positional arguments",
+                    "unexpected argument `{shown}`: {} takes no positional arguments",
                     self.name
                 )
             } else {
                 let names: Vec<String> = positionals.iter().map(|p| display_name(p)).collect();
                 format!(
-                    "unexpected argument `{extra}`: {} takes {} positional argument{} ({})",
+                    "unexpected argument `{shown}`: {} takes {} positional argument{} ({})",
                     self.name,
                     positionals.len(),
                     if positionals.len() == 1 { "" } else { "s" },
@@ -91,7 +92,7 @@ impl ToolSchema {
             let after_dashes = before_dashes.is_some_and(|before| position >= before);
             let hint = (after_dashes && self.names_an_option(extra)).then(|| {
                 format!(
-                    "`{extra}` comes after `--`, which makes it a value; \
+                    "`{shown}` comes after `--`, which makes it a value; \
                      to use it as an option, put it before `--`"
                 )
             });

@@ -4,8 +4,8 @@
 
 use super::value::{MAX_COUNT, expectation, parse_bool, value_to_json, word_value};
 use super::{
-    BindError, BindErrorKind, describe_names, display_name, duplicate, help_requested, invalid,
-    value_placeholder,
+    BindError, BindErrorKind, describe_names, display_name, duplicate, excerpt, help_requested,
+    invalid, value_placeholder,
 };
 use crate::args::{ToolArgs, Value};
 use crate::schema::{
@@ -111,13 +111,14 @@ impl ToolSchema {
             .filter(|p| p.positional.is_none())
             .map(|p| format!("--{}", p.long))
             .collect();
+        let shown = excerpt(name);
         let message = match &near {
-            Some(near) => format!("unknown flag `--{name}`; did you mean `{near}`?"),
+            Some(near) => format!("unknown flag `--{shown}`; did you mean `{near}`?"),
             None if options.is_empty() => {
-                format!("unknown flag `--{name}`: {} takes no flags", self.name)
+                format!("unknown flag `--{shown}`: {} takes no flags", self.name)
             }
             None => format!(
-                "unknown flag `--{name}`; {} takes {}",
+                "unknown flag `--{shown}`; {} takes {}",
                 self.name,
                 describe_names(options.iter())
             ),
@@ -188,7 +189,10 @@ impl ToolSchema {
                 Some(long),
             ),
             (None, Some(whole)) if at == 0 => (
-                format!("unknown flag `-{short}` in `-{cluster}`; did you mean `{whole}`?"),
+                format!(
+                    "unknown flag `-{short}` in `-{}`; did you mean `{whole}`?",
+                    excerpt(cluster)
+                ),
                 Some(whole),
             ),
             (None, whole) => {

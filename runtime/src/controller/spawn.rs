@@ -16,7 +16,7 @@ use tokio::task::JoinHandle;
 use super::input::TermSize;
 use super::output::{OutputEvent, OutputHub, OutputStream};
 use super::{ControllerError, LaunchSpec};
-use crate::process_tree::{signal_session, start_own_session};
+use crate::process_tree::{reset_signal_actions, signal_session, start_own_session};
 
 /// How many inputs may wait for the process to read them.
 const WRITE_BACKLOG: usize = 1024;
@@ -155,6 +155,14 @@ pub(super) fn spawn_shell<C: RunOutput>(
     let mut command = pty_process::Command::new(&argv[0])
         .args(&argv[1..])
         .kill_on_drop(true);
+    // SAFETY: only `sigaction` between fork and exec (async-signal-safe);
+    // pty-process still makes the child a session leader on the terminal.
+    command = unsafe {
+        command.pre_exec(|| {
+            reset_signal_actions();
+            Ok(())
+        })
+    };
     for (key, value) in spec.env_vars() {
         command = command.env(key, value);
     }
