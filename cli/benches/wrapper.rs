@@ -1,11 +1,11 @@
 //! Two measurements, each beside its floor in one run (a bench binary, not
 //! a timed test):
 //!
-//! 1. A wrapper call from a shell loop (`echoargs x`, repeated) against a
-//!    script of the wrapper's own shape that execs `gangway --version`: the
-//!    same two execs, no IPC. The ratio is what connecting, the hello, the
-//!    call, binding and the handler add to the process starts every call
-//!    pays anyway.
+//! 1. Calls from a shell loop, interleaved round by round so that every
+//!    figure sees the same machine: `/bin/true` (the floor: one exec of a
+//!    minimal program), the lean client's `--version` (its start), a call
+//!    through a script wrapper (two execs: the shell, then the client) and
+//!    a call through a link wrapper (one exec). Ratios are to `/bin/true`.
 //! 2. In-process `IpcClient` round trips on the Unix socket against a bare
 //!    frame echo over a Unix socket pair: the protocol, auth and dispatch
 //!    beside the socket's own cost.
@@ -21,7 +21,7 @@ use gangway::IpcCommand;
 use gangway::ipc::{IpcClient, IpcRouter, IpcServer, protocol};
 use serde::Serialize;
 
-const GANGWAY: &str = env!("CARGO_BIN_EXE_gangway");
+const CLIENT: &str = env!("CARGO_BIN_EXE_gangway-client");
 
 /// Every word it was given.
 #[derive(Clone, Serialize, IpcCommand)]
@@ -50,33 +50,29 @@ fn main() {
         .build()
         .unwrap();
     let router = IpcRouter::new().register(EchoArgs { words: vec![] });
-    let wrappers = tempfile::tempdir().unwrap();
-    gangway_codegen::write_wrappers(&router.manifest(), wrappers.path()).unwrap();
-    let floor = wrappers.path().join("floor");
-    std::fs::write(
-        &floor,
-        "#!/bin/sh\nexec \"${GANGWAY_BIN:-gangway}\" --version\n",
-    )
-    .unwrap();
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&floor, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
+    let scripts = tempfile::tempdir().unwrap();
+    let links = tempfile::tempdir().unwrap();
+    gangway_codegen::write_wrappers(&router.manifest(), scripts.path()).unwrap();
+    let link_style = gangway_codegen::WrapperStyle::Links {
+        client: CLIENT.into(),
+    };
+    gangway_codegen::write_wrappers_with(&router.manifest(), links.path(), &link_style).unwrap();
     let server = runtime
         .block_on(
             IpcServer::builder()
-                .client_bin(GANGWAY)
-                .wrapper_dir(wrappers.path())
+                .client_bin(CLIENT)
+                .wrapper_dir(scripts.path())
                 .start(router),
         )
         .unwrap();
     let env = server.sandbox_env();
+    let link_env = env.clone().with_wrapper_dir(Some(links.path().to_path_buf()));
 
-    // 1. Wrapper calls from a shell loop.
-    const CALLS: u32 = 200;
-    let shell_loop = |command: &str| {
+    // 1. Calls from a shell loop, per call.
+    const CALLS: u32 = 300;
+    let shell_loop = |env: &gangway::ipc::SandboxEnv, command: &str| {
         let script = format!(
-            "i=0; while [ $i -lt {CALLS} ]; do {command} x >/dev/null || exit 1; i=$((i+1)); done"
+            "i=0; while [ $i -lt {CALLS} ]; do {command} >/dev/null || exit 1; i=$((i+1)); done"
         );
         let mut sh = Command::new("sh");
         sh.arg("-c").arg(script);
@@ -86,20 +82,31 @@ fn main() {
         assert!(status.success(), "`{command}` failed in the loop");
         started.elapsed() / CALLS
     };
-    shell_loop("echoargs");
-    shell_loop("floor");
-    let (mut wrapper, mut exec_floor) = (Vec::new(), Vec::new());
-    for _ in 0..15 {
-        wrapper.push(shell_loop("echoargs"));
-        exec_floor.push(shell_loop("floor"));
+    let version = format!("{CLIENT} --version");
+    let cases: [(&str, &gangway::ipc::SandboxEnv, &str); 4] = [
+        ("/bin/true (floor)", &env, "/bin/true x"),
+        ("lean client --version", &env, &version),
+        ("script wrapper call", &env, "echoargs x"),
+        ("link wrapper call", &link_env, "echoargs x"),
+    ];
+    for (_, env, command) in &cases {
+        shell_loop(env, command);
     }
-    let (wrapper, exec_floor) = (median(wrapper), median(exec_floor));
-    println!("wrapper call (echoargs x):            {wrapper:>10.1?} per call");
-    println!("floor (same shape, gangway --version): {exec_floor:>10.1?} per call");
-    println!(
-        "ratio: {:.2}x (target at most 1.3x)",
-        wrapper.as_secs_f64() / exec_floor.as_secs_f64()
-    );
+    let mut samples: Vec<Vec<Duration>> = vec![Vec::new(); cases.len()];
+    for _ in 0..11 {
+        for (i, (_, env, command)) in cases.iter().enumerate() {
+            samples[i].push(shell_loop(env, command));
+        }
+    }
+    let medians: Vec<Duration> = samples.into_iter().map(median).collect();
+    let floor = medians[0].as_secs_f64();
+    let targets = ["", "at most 1.2x", "at most 2.6x", "at most 1.6x"];
+    for (((name, ..), time), target) in cases.iter().zip(&medians).zip(targets) {
+        println!(
+            "{name:<24} {time:>10.1?} per call  {:.2}x /bin/true  {target}",
+            time.as_secs_f64() / floor
+        );
+    }
 
     // 2. In-process round trips on the Unix socket.
     const ROUND_TRIPS: u32 = 20_000;

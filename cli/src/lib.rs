@@ -4,7 +4,11 @@
 //!   client every wrapper script runs; [`gangway::cli`] is the whole of it
 //!   (how responses print, when stdin is read, the exit codes), so a host
 //!   binary with the runtime's `client` feature can be its own client.
-//! - `gangway wrappers (--manifest <file> | --src <dir>) --out <dir> [--check]`
+//! - `gangway wrappers (--manifest <file> | --src <dir>) --out <dir> [--style
+//!   scripts|links] [--client <file>] [--check]`: a shell script per command
+//!   (the default), or the client program and a link per command to it (one
+//!   process start per call; the client is `--client`, else `GANGWAY_BIN`,
+//!   else `gangway-client` or `gangway` beside this program or on `PATH`)
 //! - `gangway manifest --src <dir>`
 //! - `gangway reference (--manifest <file> | --src <dir>)`
 //!
@@ -13,9 +17,10 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 use gangway::ipc::exit;
 use gangway::tool::Manifest;
+use gangway_codegen::WrapperStyle;
 
 /// Expose host commands to sandboxed shells.
 #[derive(Debug, Parser)]
@@ -80,9 +85,27 @@ struct Wrappers {
     /// The directory of wrapper scripts.
     #[arg(long, value_name = "DIR")]
     out: PathBuf,
+    /// How the wrappers call the host.
+    #[arg(long, value_enum, default_value_t = Style::Scripts)]
+    style: Style,
+    /// With `--style links`: the client program to place in the directory
+    /// (default: `GANGWAY_BIN`, else `gangway-client` or `gangway` beside
+    /// this program or on `PATH`).
+    #[arg(long, value_name = "FILE")]
+    client: Option<PathBuf>,
     /// Write nothing; exit 1 with a diff when the directory is out of date.
     #[arg(long)]
     check: bool,
+}
+
+/// The wrapper styles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Style {
+    /// A shell script per command, running `$GANGWAY_BIN call <command>`.
+    Scripts,
+    /// The client program as `gangway` and a symbolic link per command to
+    /// it: one process start per call.
+    Links,
 }
 
 /// Runs the `gangway` command with these arguments (the first is the
@@ -162,8 +185,26 @@ fn run_wrappers(wrappers: Wrappers) -> i32 {
         Ok(manifest) => manifest,
         Err(message) => return fail(&message),
     };
+    let style = match (wrappers.style, wrappers.client) {
+        (Style::Scripts, None) => WrapperStyle::Scripts,
+        (Style::Scripts, Some(_)) => {
+            return fail(
+                &"`--client` places a program for `--style links`; add `--style links` or drop `--client`",
+            );
+        }
+        (Style::Links, Some(client)) => WrapperStyle::Links { client },
+        (Style::Links, None) => match gangway::ipc::locate_client_bin() {
+            Some(client) => WrapperStyle::Links { client },
+            None => {
+                return fail(
+                    &"link wrappers need the client program: no `gangway-client` or `gangway` \
+                     was found beside this program or on PATH; give `--client <file>`",
+                );
+            }
+        },
+    };
     if wrappers.check {
-        return match gangway_codegen::check_wrappers(&manifest, &wrappers.out) {
+        return match gangway_codegen::check_wrappers_with(&manifest, &wrappers.out, &style) {
             Ok(()) => exit::OK,
             Err(gangway_codegen::wrappers::WrapperError::OutOfDate { diff }) => {
                 let _ = gangway::cli::write_stdout(diff.as_bytes());
@@ -176,14 +217,19 @@ fn run_wrappers(wrappers: Wrappers) -> i32 {
             Err(error) => fail(&error),
         };
     }
-    match gangway_codegen::write_wrappers(&manifest, &wrappers.out) {
+    match gangway_codegen::write_wrappers_with(&manifest, &wrappers.out, &style) {
         Ok(report) => {
             eprintln!(
-                "gangway: {}: {} written, {} unchanged, {} removed",
+                "gangway: {}: {} written, {} unchanged, {} removed{}",
                 wrappers.out.display(),
                 report.written.len(),
                 report.unchanged.len(),
-                report.removed.len()
+                report.removed.len(),
+                if report.client_written {
+                    "; client program placed"
+                } else {
+                    ""
+                }
             );
             exit::OK
         }

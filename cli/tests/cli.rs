@@ -324,3 +324,257 @@ fn wrappers_never_overwrite_a_file_gangway_did_not_write() {
     // Refused before anything was written.
     assert_eq!(listing(out_dir.path()).len(), 1);
 }
+
+/// The entries of a wrapper directory: each name with its link target, or
+/// `None` for a file.
+fn entries(dir: &Path) -> Vec<(String, Option<String>)> {
+    let mut found: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            let target = std::fs::read_link(e.path())
+                .ok()
+                .map(|t| t.to_string_lossy().into_owned());
+            (e.file_name().to_string_lossy().into_owned(), target)
+        })
+        .collect();
+    found.sort();
+    found
+}
+
+#[test]
+fn link_wrappers_are_written_checked_kept_switched_and_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().to_str().unwrap();
+    let src = sources();
+    let client = common::GANGWAY_CLIENT;
+    let links = |extra: &[&str]| {
+        let mut args = vec![
+            "wrappers", "--src", &src, "--out", out_dir, "--style", "links", "--client", client,
+        ];
+        args.extend_from_slice(extra);
+        gangway(&args)
+    };
+    let check = links(&["--check"]);
+    assert_eq!(check.status.code(), Some(1), "nothing written yet");
+    let diff = text(&check.stdout);
+    assert!(
+        diff.contains("gangway: missing, want a copy of")
+            && diff.contains("search: missing link to gangway"),
+        "{diff}"
+    );
+
+    // Script wrappers first: links replace them.
+    assert!(
+        gangway(&["wrappers", "--src", &src, "--out", out_dir])
+            .status
+            .success()
+    );
+    let check = links(&["--check"]);
+    assert!(
+        text(&check.stdout).contains("search: a script, want a link to gangway"),
+        "{}",
+        text(&check.stdout)
+    );
+    let written = links(&[]);
+    assert!(
+        text(&written.stderr).contains("13 written, 0 unchanged, 0 removed; client program placed"),
+        "{}",
+        text(&written.stderr)
+    );
+    let listed = entries(dir.path());
+    assert_eq!(listed.len(), 14, "{listed:?}");
+    assert!(listed.contains(&("gangway".to_owned(), None)), "{listed:?}");
+    assert!(
+        listed
+            .iter()
+            .all(|(name, target)| name == "gangway" || target.as_deref() == Some("gangway")),
+        "every command is a relative link to the client: {listed:?}"
+    );
+    assert_eq!(
+        std::fs::read(dir.path().join("gangway")).unwrap(),
+        std::fs::read(client).unwrap()
+    );
+    assert!(links(&["--check"]).status.success());
+    let again = links(&[]);
+    assert!(
+        text(&again.stderr).contains("0 written, 13 unchanged, 0 removed")
+            && !text(&again.stderr).contains("client program placed"),
+        "idempotent: {}",
+        text(&again.stderr)
+    );
+
+    // A stale link goes; a link of someone else's stays.
+    std::os::unix::fs::symlink("gangway", dir.path().join("gone")).unwrap();
+    std::os::unix::fs::symlink("/bin/true", dir.path().join("mine")).unwrap();
+    let check = links(&["--check"]);
+    assert!(
+        text(&check.stdout).contains("gone: a link to remove"),
+        "{}",
+        text(&check.stdout)
+    );
+    assert!(text(&links(&[]).stderr).contains("1 removed"));
+    assert!(std::fs::symlink_metadata(dir.path().join("gone")).is_err());
+    assert!(std::fs::symlink_metadata(dir.path().join("mine")).is_ok());
+
+    // A changed client program is replaced.
+    std::fs::remove_file(dir.path().join("gangway")).unwrap();
+    std::fs::copy(GANGWAY, dir.path().join("gangway")).unwrap();
+    assert!(
+        text(&links(&["--check"]).stdout).contains("gangway: differs from"),
+        "an older client is out of date"
+    );
+    assert!(text(&links(&[]).stderr).contains("client program placed"));
+    assert!(links(&["--check"]).status.success());
+
+    // Back to scripts: every link becomes a script again.
+    let scripts = gangway(&["wrappers", "--src", &src, "--out", out_dir]);
+    assert!(
+        text(&scripts.stderr).contains("13 written"),
+        "{}",
+        text(&scripts.stderr)
+    );
+    assert!(
+        gangway(&["wrappers", "--src", &src, "--out", out_dir, "--check"])
+            .status
+            .success()
+    );
+    assert_eq!(
+        std::fs::read_link(dir.path().join("search")).ok(),
+        None,
+        "a script, not a link"
+    );
+}
+
+#[test]
+fn link_wrappers_refuse_what_they_cannot_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().to_str().unwrap();
+    let src = sources();
+    let out = gangway(&[
+        "wrappers",
+        "--src",
+        &src,
+        "--out",
+        out_dir,
+        "--client",
+        common::GANGWAY_CLIENT,
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("`--client` places a program for `--style links`"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = gangway(&[
+        "wrappers",
+        "--src",
+        &src,
+        "--out",
+        out_dir,
+        "--style",
+        "links",
+        "--client",
+        "/nonexistent/gangway-client",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("the client program /nonexistent/gangway-client cannot be read"),
+        "{}",
+        text(&out.stderr)
+    );
+    // A file in the client's place that is not a program stays.
+    std::fs::write(dir.path().join("gangway"), "my notes\n").unwrap();
+    let out = gangway(&[
+        "wrappers",
+        "--src",
+        &src,
+        "--out",
+        out_dir,
+        "--style",
+        "links",
+        "--client",
+        common::GANGWAY_CLIENT,
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("is not a gangway wrapper"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("gangway")).unwrap(),
+        "my notes\n"
+    );
+    let out = gangway(&[
+        "wrappers", "--style", "pipes", "--src", &src, "--out", out_dir,
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("[possible values: scripts, links]"));
+}
+
+#[test]
+fn the_lean_client_answers_version_and_help_and_links_no_heavy_code() {
+    let run = |args: &[&str]| {
+        let mut command = Command::new(common::GANGWAY_CLIENT);
+        command.args(args);
+        common::run(command, None)
+    };
+    let version = run(&["--version"]);
+    assert_eq!(
+        text(&version.stdout),
+        format!("gangway {}\n", env!("CARGO_PKG_VERSION"))
+    );
+    let help = run(&["--help"]);
+    assert!(
+        text(&help.stdout).contains("Usage: gangway-client call <command>"),
+        "{}",
+        text(&help.stdout)
+    );
+    let wrong = run(&["wrappers"]);
+    assert_eq!(wrong.status.code(), Some(2));
+    assert!(text(&wrong.stderr).contains("this client only makes calls"));
+
+    require(&["nm"]);
+    let symbols = Command::new("nm")
+        .args(["-C", common::GANGWAY_CLIENT])
+        .output()
+        .unwrap();
+    assert!(symbols.status.success(), "{}", text(&symbols.stderr));
+    let symbols = text(&symbols.stdout);
+    assert!(
+        symbols.contains("gangway::cli::run"),
+        "nm reads the program"
+    );
+    for heavy in ["tokio::", "clap_builder::", "handlebars::", "syn::"] {
+        assert!(
+            !symbols.contains(heavy),
+            "the lean client links {heavy} code"
+        );
+    }
+}
+
+#[test]
+fn a_link_named_like_a_client_subcommand_is_still_that_command() {
+    let host = common::Host::start_styled(common::Style::Links);
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["call", "wrappers"] {
+        let link = dir.path().join(name);
+        std::os::unix::fs::symlink(common::GANGWAY_CLIENT, &link).unwrap();
+        let mut command = Command::new(&link);
+        command.args(["--help"]);
+        host.env().apply(&mut command);
+        let out = common::run(command, None);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{name}: {}",
+            text(&out.stderr)
+        );
+        assert!(
+            text(&out.stderr).contains(&format!("unknown command `{name}`")),
+            "the host was asked for command `{name}`: {}",
+            text(&out.stderr)
+        );
+    }
+}

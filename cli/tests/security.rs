@@ -563,3 +563,57 @@ fn commands_work_inside_bwrap_without_a_network() {
     );
     assert_eq!(lines.next(), Some("PIPED"));
 }
+
+#[test]
+fn a_call_sent_with_its_hello_never_runs_on_a_wrong_token() {
+    // Over a Unix socket, and over TCP, where closing with the call unread
+    // could reset the connection before the refusal is read.
+    for host in [
+        Host::start(),
+        Host::start_with(IpcServer::builder().tcp("127.0.0.1:0".parse().unwrap())),
+    ] {
+        let env = host.env();
+        let mut client = IpcClient::connect_deferred(env.endpoint(), "not-the-token").unwrap();
+        let err = client.call_raw("counter", &[0x80]).unwrap_err();
+        let remote = err.remote().expect("the host's refusal, read whole");
+        assert_eq!((remote.kind.as_str(), remote.exit), ("auth", 69));
+        assert_eq!(
+            host.tally.counter.load(std::sync::atomic::Ordering::SeqCst),
+            0,
+            "the call that came with a wrong token never ran"
+        );
+        let mut good = IpcClient::connect_deferred(env.endpoint(), env.token()).unwrap();
+        let reply = good.call_raw("counter", &[0x80]).unwrap();
+        assert_eq!(rmp_serde::from_slice::<u64>(&reply).unwrap(), 1);
+        assert_eq!(
+            good.max_frame(),
+            protocol::DEFAULT_MAX_FRAME,
+            "from the welcome"
+        );
+    }
+}
+
+#[test]
+fn the_first_call_leaves_with_the_hello_without_waiting_for_the_welcome() {
+    // A host that never answers the hello: the call must arrive anyway.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s");
+    let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+    let endpoint = Endpoint::Unix(path);
+    let caller = std::thread::spawn(move || {
+        let mut client = IpcClient::connect_deferred(&endpoint, "t".repeat(32).as_str()).unwrap();
+        client.set_timeout(Some(Duration::from_secs(30))).unwrap();
+        // Ends when the host below hangs up.
+        let _ = client.call_raw("ping", &[]);
+    });
+    let (mut raw, _) = listener.accept().unwrap();
+    raw.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let hello: protocol::Hello =
+        protocol::decode(&protocol::read_frame(&mut raw, 1 << 20).unwrap().unwrap()).unwrap();
+    assert_eq!(hello.token, "t".repeat(32));
+    let request: protocol::Request =
+        protocol::decode(&protocol::read_frame(&mut raw, 1 << 20).unwrap().unwrap()).unwrap();
+    assert_eq!(request.method, "ping", "the call came before any welcome");
+    drop(raw);
+    caller.join().unwrap();
+}

@@ -360,7 +360,12 @@ fn a_tokio_child_gets_the_endpoint_token_client_and_path() {
     let mut lines = stdout.lines();
     assert_eq!(
         lines.next().unwrap(),
-        format!("{}|{}|{}", env.endpoint(), env.token(), common::GANGWAY)
+        format!(
+            "{}|{}|{}",
+            env.endpoint(),
+            env.token(),
+            common::GANGWAY_CLIENT
+        )
     );
     assert_eq!(
         lines.next().unwrap(),

@@ -6,7 +6,7 @@ mod common;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{GANGWAY, Host, require, shells, text};
+use common::{GANGWAY, Host, Style, require, shells, text};
 
 fn json(output: &std::process::Output) -> serde_json::Value {
     assert!(
@@ -115,34 +115,35 @@ fn behaves(host: &Host, shell: &[&str]) {
         "{help}"
     );
 
-    // The wrapper file itself, run by this shell rather than its `#!`.
-    let wrapper = host.wrapper("search");
-    let mut direct = Command::new(shell[0]);
-    direct
-        .args(&shell[1..])
-        .arg(&wrapper)
-        .args(["-v", "direct"]);
-    host.env().apply(&mut direct);
+    // The wrapper itself: a script run by this shell rather than its `#!`,
+    // a link run by its path.
+    let [_, (how, direct)] = host.both_ways(shell, "search", &["-v", "direct"]);
     let out = json(&common::run(direct, None));
     assert_eq!(
         (out["verbose"].clone(), out["query"].clone()),
         (true.into(), "direct".into()),
-        "{shell:?}"
+        "{how}"
     );
 }
 
 #[test]
 fn wrappers_work_under_sh() {
-    behaves(&Host::start(), &["sh"]);
+    for style in Style::ALL {
+        eprintln!("-- {style:?} wrappers");
+        behaves(&Host::start_styled(style), &["sh"]);
+    }
 }
 
 #[test]
 #[ignore = "needs dash, bash, busybox and zsh"]
 fn wrappers_work_under_dash_bash_busybox_and_zsh() {
     require(&["dash", "bash", "busybox", "zsh"]);
-    let host = Host::start();
-    for shell in shells() {
-        behaves(&host, &shell);
+    for style in Style::ALL {
+        eprintln!("-- {style:?} wrappers");
+        let host = Host::start_styled(style);
+        for shell in shells() {
+            behaves(&host, &shell);
+        }
     }
 }
 
@@ -175,16 +176,23 @@ impl Rng {
     }
 }
 
-/// Sends `lists` random argument lists through the `echoargs` wrapper file
-/// run as `shell`'s own script (`SHELL WRAPPER -- words...`), so `shell`,
-/// not the wrapper's `#!/bin/sh`, expands its `"$@"`.
+/// Sends `lists` random argument lists through the `echoargs` wrapper: a
+/// script run as `shell`'s own script (`SHELL WRAPPER -- words...`), so
+/// `shell`, not the wrapper's `#!/bin/sh`, expands its `"$@"`; a link
+/// called by a `shell -c` script.
 fn round_trip(host: &Host, shell: &[&str], lists: usize, seed: u64) {
     let mut rng = Rng(seed);
     for case in 0..lists {
         let words = rng.words();
         let mut args = vec!["--"];
         args.extend(words.iter().map(String::as_str));
-        let out = common::run(host.wrapper_command(shell, "echoargs", &args), None);
+        // A script wrapper as the shell's own script; a link from `PATH`
+        // under the shell, which expands the words.
+        let command = match host.style {
+            Style::Scripts => host.wrapper_command(shell, "echoargs", &args),
+            Style::Links => host.shell_command(shell, "echoargs \"$@\"", &args),
+        };
+        let out = common::run(command, None);
         let got: Vec<String> = serde_json::from_value(json(&out)).unwrap();
         assert_eq!(got, words, "{shell:?} case {case}");
     }
@@ -192,22 +200,40 @@ fn round_trip(host: &Host, shell: &[&str], lists: usize, seed: u64) {
 
 #[test]
 fn argv_arrives_byte_identical_under_sh() {
-    round_trip(&Host::start(), &["sh"], 150, 0x1234_5678_9abc_def1);
+    for style in Style::ALL {
+        eprintln!("-- {style:?} wrappers");
+        round_trip(
+            &Host::start_styled(style),
+            &["sh"],
+            150,
+            0x1234_5678_9abc_def1,
+        );
+    }
 }
 
 #[test]
 #[ignore = "needs dash, bash, busybox and zsh"]
 fn two_thousand_argument_lists_arrive_byte_identical_under_every_shell() {
     require(&["dash", "bash", "busybox", "zsh"]);
-    let host = Host::start();
-    let shells = shells();
-    assert_eq!(shells.len(), 6, "{shells:?}");
-    std::thread::scope(|scope| {
-        for (i, shell) in shells.into_iter().enumerate() {
-            let host = &host;
-            scope.spawn(move || round_trip(host, &shell, 2_000, 0xdead_beef_0000 + i as u64));
-        }
-    });
+    for style in Style::ALL {
+        eprintln!("-- {style:?} wrappers");
+        let host = Host::start_styled(style);
+        let shells = shells();
+        assert_eq!(shells.len(), 6, "{shells:?}");
+        // Through a link the shell only expands `"$@"`, as it does for a
+        // script from `PATH`; the script run as the shell's own script is
+        // where shells differ, so it gets the most lists.
+        let lists = match style {
+            Style::Scripts => 2_000,
+            Style::Links => 300,
+        };
+        std::thread::scope(|scope| {
+            for (i, shell) in shells.into_iter().enumerate() {
+                let host = &host;
+                scope.spawn(move || round_trip(host, &shell, lists, 0xdead_beef_0000 + i as u64));
+            }
+        });
+    }
 }
 
 /// Runs `command` with a stdin pipe that is never closed, and returns its
@@ -339,49 +365,73 @@ const STDIN_CASES: [fn(&Host, &[&str]); 7] = [
 
 #[test]
 fn binary_stdin_with_nuls_arrives_byte_identical() {
-    nul_bytes_arrive(&Host::start(), &["sh"]);
+    for style in Style::ALL {
+        eprintln!("-- {style:?} wrappers");
+        nul_bytes_arrive(&Host::start_styled(style), &["sh"]);
+    }
 }
 
 #[test]
 fn text_without_a_final_newline_gets_one() {
-    text_gets_a_final_newline(&Host::start(), &["sh"]);
+    for style in Style::ALL {
+        eprintln!("-- {style:?} wrappers");
+        text_gets_a_final_newline(&Host::start_styled(style), &["sh"]);
+    }
 }
 
 #[test]
 fn eight_mebibytes_of_stdin_arrive_byte_identical() {
-    eight_mebibytes_arrive(&Host::start(), &["sh"]);
+    for style in Style::ALL {
+        eprintln!("-- {style:?} wrappers");
+        eight_mebibytes_arrive(&Host::start_styled(style), &["sh"]);
+    }
 }
 
 #[test]
 fn an_explicit_argument_wins_over_stdin() {
-    an_explicit_argument_wins(&Host::start(), &["sh"]);
+    for style in Style::ALL {
+        eprintln!("-- {style:?} wrappers");
+        an_explicit_argument_wins(&Host::start_styled(style), &["sh"]);
+    }
 }
 
 #[test]
 fn a_command_without_a_stdin_argument_never_reads_stdin() {
-    no_stdin_argument_never_reads_stdin(&Host::start(), &["sh"]);
+    for style in Style::ALL {
+        eprintln!("-- {style:?} wrappers");
+        no_stdin_argument_never_reads_stdin(&Host::start_styled(style), &["sh"]);
+    }
 }
 
 #[test]
 fn help_does_not_read_stdin() {
-    help_with_a_pipe_open(&Host::start(), &["sh"]);
+    for style in Style::ALL {
+        eprintln!("-- {style:?} wrappers");
+        help_with_a_pipe_open(&Host::start_styled(style), &["sh"]);
+    }
 }
 
 #[test]
 fn an_explicit_stdin_argument_or_a_usage_error_does_not_read_stdin() {
-    explicit_argument_or_usage_error_with_a_pipe_open(&Host::start(), &["sh"]);
+    for style in Style::ALL {
+        eprintln!("-- {style:?} wrappers");
+        explicit_argument_or_usage_error_with_a_pipe_open(&Host::start_styled(style), &["sh"]);
+    }
 }
 
 #[test]
 #[ignore = "needs dash, bash, busybox and zsh"]
 fn the_stdin_cases_hold_under_dash_bash_busybox_and_zsh() {
     require(&["dash", "bash", "busybox", "zsh"]);
-    let host = Host::start();
-    let shells = shells();
-    assert_eq!(shells.len(), 6, "{shells:?}");
-    for shell in &shells {
-        for case in STDIN_CASES {
-            case(&host, shell);
+    for style in Style::ALL {
+        eprintln!("-- {style:?} wrappers");
+        let host = Host::start_styled(style);
+        let shells = shells();
+        assert_eq!(shells.len(), 6, "{shells:?}");
+        for shell in &shells {
+            for case in STDIN_CASES {
+                case(&host, shell);
+            }
         }
     }
 }
@@ -425,36 +475,45 @@ fn without_a_host_the_client_exits_69() {
 
 #[test]
 fn stdin_over_the_hosts_limit_is_refused_with_the_fix() {
-    let host = Host::start_with(gangway::ipc::IpcServer::builder().max_frame(64 * 1024));
-    let data = vec![b'z'; 100 * 1024];
-    let out = host.shell(&["sh"], "cat", &[], Some(&data));
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
-    let stderr = text(&out.stderr);
-    assert!(
-        stderr.starts_with("cat: standard input is over the ")
-            && stderr.contains("bytes the host takes in one call; pass large input as a file"),
-        "{stderr}"
-    );
-    assert!(out.stdout.is_empty());
-    // Just under the limit goes through.
-    let data = vec![b'z'; 60 * 1024];
-    let out = host.shell(&["sh"], "cat", &[], Some(&data));
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    assert_eq!(out.stdout, data);
+    for style in Style::ALL {
+        eprintln!("-- {style:?} wrappers");
+        let host = Host::start_with_styled(
+            gangway::ipc::IpcServer::builder().max_frame(64 * 1024),
+            style,
+        );
+        let data = vec![b'z'; 100 * 1024];
+        let out = host.shell(&["sh"], "cat", &[], Some(&data));
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+        let stderr = text(&out.stderr);
+        assert!(
+            stderr.starts_with("cat: standard input is over the ")
+                && stderr.contains("bytes the host takes in one call; pass large input as a file"),
+            "{stderr}"
+        );
+        assert!(out.stdout.is_empty());
+        // Just under the limit goes through.
+        let data = vec![b'z'; 60 * 1024];
+        let out = host.shell(&["sh"], "cat", &[], Some(&data));
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        assert_eq!(out.stdout, data);
+    }
 }
 
 #[test]
 fn unreadable_stdin_is_named_as_such() {
-    let host = Host::start();
-    // A directory as standard input: reading it fails with EISDIR.
-    let mut command = Command::new("sh");
-    command.arg("-c").arg("cat < /");
-    host.env().apply(&mut command);
-    let out = common::run(command, None);
-    assert_eq!(out.status.code(), Some(74), "{}", text(&out.stderr));
-    assert!(
-        text(&out.stderr).starts_with("cat: cannot read standard input:"),
-        "{}",
-        text(&out.stderr)
-    );
+    for style in Style::ALL {
+        eprintln!("-- {style:?} wrappers");
+        let host = Host::start_styled(style);
+        // A directory as standard input: reading it fails with EISDIR.
+        let mut command = Command::new("sh");
+        command.arg("-c").arg("cat < /");
+        host.env().apply(&mut command);
+        let out = common::run(command, None);
+        assert_eq!(out.status.code(), Some(74), "{}", text(&out.stderr));
+        assert!(
+            text(&out.stderr).starts_with("cat: cannot read standard input:"),
+            "{}",
+            text(&out.stderr)
+        );
+    }
 }

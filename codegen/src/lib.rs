@@ -37,4 +37,6 @@ pub mod scan;
 pub mod wrappers;
 
 #[cfg(feature = "wrappers")]
-pub use wrappers::{check_wrappers, write_wrappers};
+pub use wrappers::{
+    WrapperStyle, check_wrappers, check_wrappers_with, write_wrappers, write_wrappers_with,
+};

@@ -46,38 +46,61 @@ use crate::ipc::{ArgvOutcome, ClientError, IpcClient, exit};
 /// How to call the client, for its usage errors.
 const USAGE: &str = "call <command> [--stdin <arg>] [--] <args...>";
 
+/// The names the client answers to as itself (besides its own file's):
+/// run under any other name, that name is the command to call.
+const CLIENT_NAMES: [&str; 2] = ["gangway", "gangway-client"];
+
 /// One parsed `call`.
 #[derive(Debug, PartialEq)]
 struct Call {
     command: String,
-    stdin: Option<String>,
+    stdin: Stdin,
     args: Vec<OsString>,
 }
 
-/// Runs the client with these arguments (the first is the program name,
-/// the second `call`) and returns the exit code.
+/// Whether the call may send standard input.
+#[derive(Debug, PartialEq)]
+enum Stdin {
+    /// No stdin argument: never read.
+    Unused,
+    /// A script wrapper named the argument (`--stdin <arg>`).
+    Named(String),
+    /// Run through a link: the host knows the command's stdin argument,
+    /// and asks for the input only when the call takes it.
+    AskHost,
+}
+
+/// Runs the client with these arguments (the first is the name it was run
+/// as) and returns the exit code. Run under a command's name (a link
+/// wrapper, `search -> gangway`), the rest are that command's words;
+/// otherwise the second is the client's subcommand: `call`, or
+/// `--version`/`--help`.
 pub fn run<I, T>(args: I) -> i32
 where
     I: IntoIterator<Item = T>,
     T: Into<OsString>,
 {
     let mut args = args.into_iter().map(Into::into);
-    let program = args
-        .next()
-        .map(|p| p.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "gangway".to_owned());
+    let argv0 = args.next().unwrap_or_else(|| OsString::from("gangway"));
+    if let Some(command) = link_name(&argv0) {
+        return run_call(Call {
+            command,
+            stdin: Stdin::AskHost,
+            args: args.collect(),
+        });
+    }
+    let program = file_name(&argv0).unwrap_or("gangway").to_owned();
+    let mut args = args.peekable();
+    match args.peek().and_then(|arg| arg.to_str()) {
+        Some("--version" | "-V") => {
+            return write_stdout(format!("gangway {}\n", env!("CARGO_PKG_VERSION")).as_bytes());
+        }
+        Some("--help" | "-h") => return print_help(&program),
+        _ => {}
+    }
     match parse_call(args) {
         Ok(Some(call)) => run_call(call),
-        Ok(None) => {
-            // `call --help`: what a person trying the client by hand asks.
-            let _ = write_stdout(
-                format!(
-                    "Call a host command (what wrapper scripts run).\n\nUsage: {program} {USAGE}\n"
-                )
-                .as_bytes(),
-            );
-            exit::OK
-        }
+        Ok(None) => print_help(&program),
         Err(message) => {
             eprintln!("{program}: {message}\nusage: {program} {USAGE}");
             exit::USAGE
@@ -85,16 +108,54 @@ where
     }
 }
 
-/// If `args` are a client call (`<program> call ...`, what a wrapper runs),
-/// runs it and gives its exit code; `None` otherwise, for a host binary
-/// that is its own client to go on with its own work.
+/// What a person trying the client by hand asks: how to call it.
+fn print_help(program: &str) -> i32 {
+    write_stdout(
+        format!(
+            "Call a host command (what wrappers run).\n\n\
+             Usage: {program} {USAGE}\n       \
+             <command> <args...>  (run through a link named after the command)\n"
+        )
+        .as_bytes(),
+    )
+}
+
+/// If `args` are a client call, runs it and gives its exit code: `<program>
+/// call ...` (what a script wrapper runs), or a run through a link named
+/// after a command while `GANGWAY_ENDPOINT` is set (a link wrapper).
+/// `None` otherwise, for a host binary that is its own client to go on
+/// with its own work.
 pub fn run_if_call<I, T>(args: I) -> Option<i32>
 where
     I: IntoIterator<Item = T>,
     T: Into<OsString>,
 {
     let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
-    (args.get(1).is_some_and(|arg| arg == "call")).then(|| run(args))
+    let through_link = std::env::var_os(crate::ipc::ENV_ENDPOINT).is_some()
+        && args.first().and_then(|argv0| link_name(argv0)).is_some();
+    (through_link || args.get(1).is_some_and(|arg| arg == "call")).then(|| run(args))
+}
+
+/// The last component of a path, when it is UTF-8.
+fn file_name(path: &OsString) -> Option<&str> {
+    std::path::Path::new(path).file_name()?.to_str()
+}
+
+/// The command a link wrapper names: the name the program was run as,
+/// when that is a command name and neither one of the client's names nor
+/// the name of the program's own file (a link `search -> gangway` runs
+/// `gangway` as `search`).
+fn link_name(argv0: &OsString) -> Option<String> {
+    let name = file_name(argv0)?;
+    let command_like = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if !command_like || CLIENT_NAMES.contains(&name) {
+        return None;
+    }
+    let own = std::env::current_exe().ok()?;
+    (own.file_name()?.to_str()? != name).then(|| name.to_owned())
 }
 
 /// Reads `call <command> [--stdin <arg>] [--] <args...>`; `Ok(None)` for
@@ -111,7 +172,7 @@ fn parse_call(mut args: impl Iterator<Item = OsString>) -> Result<Option<Call>, 
         None => return Err("missing the subcommand `call`".to_owned()),
     }
     let mut command = None;
-    let mut stdin = None;
+    let mut stdin = Stdin::Unused;
     let mut rest = Vec::new();
     while let Some(word) = args.next() {
         let text = word.to_str();
@@ -122,7 +183,7 @@ fn parse_call(mut args: impl Iterator<Item = OsString>) -> Result<Option<Call>, 
             }
             Some("--help" | "-h") if command.is_none() => return Ok(None),
             Some("--stdin") => match args.next().map(OsString::into_string) {
-                Some(Ok(arg)) => stdin = Some(arg),
+                Some(Ok(arg)) => stdin = Stdin::Named(arg),
                 Some(Err(_)) => {
                     return Err("`--stdin` names an argument: it must be UTF-8 text".to_owned());
                 }
@@ -133,7 +194,7 @@ fn parse_call(mut args: impl Iterator<Item = OsString>) -> Result<Option<Call>, 
                 }
             },
             Some(option) if option.starts_with("--stdin=") => {
-                stdin = Some(option["--stdin=".len()..].to_owned());
+                stdin = Stdin::Named(option["--stdin=".len()..].to_owned());
             }
             Some(name) if command.is_none() && !name.starts_with('-') => {
                 command = Some(name.to_owned())
@@ -193,14 +254,15 @@ fn run_call(call: Call) -> i32 {
             }
         }
     }
-    let mut client = match IpcClient::from_env() {
+    // The hello leaves with the call: one round trip for most calls.
+    let mut client = match IpcClient::from_env_deferred() {
         Ok(client) => client,
         Err(error) => return report_error(&call.command, &error),
     };
     // The host decides whether stdin is used (not for help, a usage error,
     // or a stdin argument given explicitly); it is read only then, so a pipe
     // that never closes blocks only a command that reads it.
-    let piped = call.stdin.is_some() && stdin_is_piped();
+    let piped = call.stdin != Stdin::Unused && stdin_is_piped();
     let outcome = if piped {
         client.call_argv_piped(&call.command, &words, read_stdin)
     } else {
@@ -367,7 +429,7 @@ mod tests {
     fn call(command: &str, stdin: Option<&str>, args: &[&str]) -> Option<Call> {
         Some(Call {
             command: command.to_owned(),
-            stdin: stdin.map(str::to_owned),
+            stdin: stdin.map_or(Stdin::Unused, |name| Stdin::Named(name.to_owned())),
             args: args.iter().map(OsString::from).collect(),
         })
     }

@@ -15,6 +15,31 @@ use serde::{Deserialize, Serialize};
 /// The `gangway` binary under test.
 pub const GANGWAY: &str = env!("CARGO_BIN_EXE_gangway");
 
+/// The lean in-sandbox client under test: what the wrappers run.
+pub const GANGWAY_CLIENT: &str = env!("CARGO_BIN_EXE_gangway-client");
+
+/// The wrapper styles, each end-to-end test runs against both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Style {
+    /// A shell script per command.
+    Scripts,
+    /// The client program and a link per command.
+    Links,
+}
+
+impl Style {
+    pub const ALL: [Style; 2] = [Style::Scripts, Style::Links];
+
+    pub fn wrapper_style(self) -> gangway_codegen::WrapperStyle {
+        match self {
+            Style::Scripts => gangway_codegen::WrapperStyle::Scripts,
+            Style::Links => gangway_codegen::WrapperStyle::Links {
+                client: GANGWAY_CLIENT.into(),
+            },
+        }
+    }
+}
+
 /// Every word it was given, back as JSON.
 #[derive(Clone, Serialize, IpcCommand)]
 #[ipc(name = "echoargs", response = Vec<String>)]
@@ -323,14 +348,25 @@ pub struct Host {
     pub server: Option<IpcServer>,
     pub wrappers: tempfile::TempDir,
     pub tally: Tally,
+    pub style: Style,
 }
 
 impl Host {
+    /// A host with script wrappers.
     pub fn start() -> Host {
         Host::start_with(IpcServer::builder())
     }
 
+    /// A host with wrappers of `style`.
+    pub fn start_styled(style: Style) -> Host {
+        Host::start_with_styled(IpcServer::builder(), style)
+    }
+
     pub fn start_with(builder: gangway::ipc::IpcServerBuilder) -> Host {
+        Host::start_with_styled(builder, Style::Scripts)
+    }
+
+    pub fn start_with_styled(builder: gangway::ipc::IpcServerBuilder, style: Style) -> Host {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
@@ -339,11 +375,16 @@ impl Host {
         let tally = Tally::default();
         let wrappers = tempfile::tempdir().unwrap();
         let router = router(&tally);
-        gangway_codegen::write_wrappers(&router.manifest(), wrappers.path()).unwrap();
+        gangway_codegen::write_wrappers_with(
+            &router.manifest(),
+            wrappers.path(),
+            &style.wrapper_style(),
+        )
+        .unwrap();
         let server = runtime
             .block_on(
                 builder
-                    .client_bin(GANGWAY)
+                    .client_bin(GANGWAY_CLIENT)
                     .wrapper_dir(wrappers.path())
                     .start(router),
             )
@@ -353,6 +394,7 @@ impl Host {
             server: Some(server),
             wrappers,
             tally,
+            style,
         }
     }
 
@@ -501,19 +543,33 @@ impl Host {
         command
     }
 
-    /// Wrapper `name` with `args` run both ways under `shell`: found on
-    /// `PATH` by a `shell -c` script (so its `#!/bin/sh` runs it), and as
-    /// `shell`'s own script; each with a description for failure messages.
+    /// Wrapper `name` with `args` run both ways under `shell`, each with a
+    /// description for failure messages: found on `PATH` by a `shell -c`
+    /// script, and directly: a script wrapper as `shell`'s own script (not
+    /// its `#!/bin/sh`), a link wrapper by its path (`argv[0]` a path).
     pub fn both_ways(&self, shell: &[&str], name: &str, args: &[&str]) -> [(String, Command); 2] {
-        [
-            (
-                format!("{name} {args:?} from PATH under {shell:?} -c"),
-                self.shell_command(shell, &format!("{name} \"$@\""), args),
-            ),
-            (
-                format!("{name} {args:?} as the script of {shell:?}"),
+        let style = self.style;
+        let direct = match style {
+            Style::Scripts => (
+                format!("{name} {args:?} as the script of {shell:?} ({style:?})"),
                 self.wrapper_command(shell, name, args),
             ),
+            Style::Links => {
+                let mut command = Command::new(self.wrapper(name));
+                command.args(args);
+                self.env().apply(&mut command);
+                (
+                    format!("{name} {args:?} run by its path ({style:?})"),
+                    command,
+                )
+            }
+        };
+        [
+            (
+                format!("{name} {args:?} from PATH under {shell:?} -c ({style:?})"),
+                self.shell_command(shell, &format!("{name} \"$@\""), args),
+            ),
+            direct,
         ]
     }
 }

@@ -145,6 +145,7 @@ impl CommandEnv for std::process::Command {
     }
 }
 
+#[cfg(feature = "ipc")]
 impl CommandEnv for tokio::process::Command {
     fn set_env(&mut self, key: &str, value: &OsStr) {
         self.env(key, value);
@@ -155,9 +156,10 @@ impl CommandEnv for tokio::process::Command {
     }
 }
 
-/// The `gangway` client binary: `GANGWAY_BIN` if it names an executable
-/// file, else a `gangway` next to the current executable, else one on
-/// `PATH`.
+/// The client program wrappers run: `GANGWAY_BIN` if it names an
+/// executable file, else the lean `gangway-client` (then the full `gangway`
+/// CLI, which also makes calls) next to the current executable, else one
+/// on `PATH`.
 pub fn locate_client_bin() -> Option<PathBuf> {
     if let Some(bin) = std::env::var_os(ENV_BIN).map(PathBuf::from)
         && is_executable(&bin)
@@ -166,11 +168,15 @@ pub fn locate_client_bin() -> Option<PathBuf> {
     }
     let beside = std::env::current_exe()
         .ok()
-        .and_then(|exe| exe.parent().map(|dir| dir.join("gangway")))
-        .filter(|path| is_executable(path));
-    beside.or_else(|| {
-        std::env::split_paths(&std::env::var_os("PATH")?)
-            .map(|dir| dir.join("gangway"))
+        .and_then(|exe| exe.parent().map(Path::to_path_buf));
+    let path = std::env::var_os("PATH");
+    let dirs: Vec<PathBuf> = beside
+        .into_iter()
+        .chain(path.iter().flat_map(std::env::split_paths))
+        .collect();
+    ["gangway-client", "gangway"].iter().find_map(|name| {
+        dirs.iter()
+            .map(|dir| dir.join(name))
             .find(|path| is_executable(path))
     })
 }

@@ -40,25 +40,28 @@
 // Always built: the trait, the router (in-process dispatch, argv included),
 // the errors, their kinds and exit codes need nothing beyond serde and
 // MessagePack. The socket side (endpoint, server, clients, sandbox
-// environment, wire protocol) is the `ipc` feature.
+// environment, wire protocol) is the `ipc` feature; the std-only part a
+// client needs (blocking client, endpoint, environment, wire protocol
+// without its async halves) is also built by `client`, which brings no
+// tokio.
 //
 // Each file imports what it needs from the file that defines it, never
 // through this one, and no two files import each other.
 mod argv;
 #[cfg(feature = "ipc")]
 mod bwrap;
-#[cfg(feature = "ipc")]
+#[cfg(any(feature = "ipc", feature = "client"))]
 mod client;
 mod command;
-#[cfg(feature = "ipc")]
+#[cfg(any(feature = "ipc", feature = "client"))]
 mod endpoint;
-#[cfg(feature = "ipc")]
+#[cfg(any(feature = "ipc", feature = "client"))]
 mod env;
 mod error;
 pub mod exit;
 mod kind;
-#[cfg(feature = "ipc")]
-#[cfg_attr(docsrs, doc(cfg(feature = "ipc")))]
+#[cfg(any(feature = "ipc", feature = "client"))]
+#[cfg_attr(docsrs, doc(cfg(any(feature = "ipc", feature = "client"))))]
 pub mod protocol;
 mod router;
 #[cfg(feature = "ipc")]
@@ -70,13 +73,16 @@ pub use argv::{ArgvOutcome, ArgvPlan};
 pub use bwrap::{Access, Bwrap, SandboxPath};
 #[cfg(feature = "ipc")]
 #[cfg_attr(docsrs, doc(cfg(feature = "ipc")))]
-pub use client::{AsyncIpcClient, ClientError, IpcClient, RemoteError};
+pub use client::AsyncIpcClient;
+#[cfg(any(feature = "ipc", feature = "client"))]
+#[cfg_attr(docsrs, doc(cfg(any(feature = "ipc", feature = "client"))))]
+pub use client::{ClientError, IpcClient, RemoteError};
 pub use command::{CommandError, CommandResult, IpcCommand, Reply};
-#[cfg(feature = "ipc")]
-#[cfg_attr(docsrs, doc(cfg(feature = "ipc")))]
+#[cfg(any(feature = "ipc", feature = "client"))]
+#[cfg_attr(docsrs, doc(cfg(any(feature = "ipc", feature = "client"))))]
 pub use endpoint::Endpoint;
-#[cfg(feature = "ipc")]
-#[cfg_attr(docsrs, doc(cfg(feature = "ipc")))]
+#[cfg(any(feature = "ipc", feature = "client"))]
+#[cfg_attr(docsrs, doc(cfg(any(feature = "ipc", feature = "client"))))]
 pub use env::{CommandEnv, ENV_BIN, ENV_ENDPOINT, ENV_TOKEN, SandboxEnv, locate_client_bin};
 pub use error::{IpcError, RegisterError};
 pub use kind::ErrorKind;

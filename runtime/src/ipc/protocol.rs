@@ -271,19 +271,44 @@ pub fn encode<T: Serialize>(message: &T) -> Vec<u8> {
     rmp_serde::to_vec_named(message).unwrap_or_default()
 }
 
-/// Writes one frame: the body's length, big-endian, then the body.
+/// Writes one frame: the body's length, big-endian, then the body; a
+/// small frame in one write.
 ///
 /// # Errors
 ///
 /// The writer's error, or `InvalidInput` for a body over 4 GiB.
 pub fn write_frame<W: Write>(writer: &mut W, body: &[u8]) -> io::Result<()> {
+    // Up to this size the copy is cheaper than a second system call (and,
+    // over TCP, a second packet).
+    const ONE_WRITE: usize = 64 * 1024;
+    if body.len() <= ONE_WRITE {
+        let mut frame = Vec::with_capacity(4 + body.len());
+        append_frame(&mut frame, body)?;
+        writer.write_all(&frame)?;
+    } else {
+        writer.write_all(&frame_head(body)?)?;
+        writer.write_all(body)?;
+    }
+    writer.flush()
+}
+
+/// Appends one frame (length and body) to `out`, so that several frames
+/// can leave in one write: a client's hello with its first request.
+///
+/// # Errors
+///
+/// `InvalidInput` for a body over 4 GiB.
+pub fn append_frame(out: &mut Vec<u8>, body: &[u8]) -> io::Result<()> {
+    out.extend_from_slice(&frame_head(body)?);
+    out.extend_from_slice(body);
+    Ok(())
+}
+
+/// A frame's length prefix.
+fn frame_head(body: &[u8]) -> io::Result<[u8; 4]> {
     let len = u32::try_from(body.len())
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "frame over 4 GiB"))?;
-    let mut head = [0u8; 4];
-    head.copy_from_slice(&len.to_be_bytes());
-    writer.write_all(&head)?;
-    writer.write_all(body)?;
-    writer.flush()
+    Ok(len.to_be_bytes())
 }
 
 /// Reads one frame body, or `None` at a clean end of the stream.
@@ -320,6 +345,7 @@ pub fn read_frame<R: Read>(reader: &mut R, max: usize) -> Result<Option<Vec<u8>>
 /// # Errors
 ///
 /// As [`read_frame`].
+#[cfg(feature = "ipc")]
 pub async fn read_frame_async<R>(reader: &mut R, max: usize) -> Result<Option<Vec<u8>>, FrameError>
 where
     R: tokio::io::AsyncRead + Unpin,
@@ -340,6 +366,7 @@ where
 }
 
 /// The body of a frame whose length prefix `head` has been read.
+#[cfg(feature = "ipc")]
 pub(crate) async fn read_body_async<R>(
     reader: &mut R,
     head: [u8; 4],
@@ -383,14 +410,13 @@ fn whole(body: Vec<u8>, len: usize) -> Result<Vec<u8>, FrameError> {
 /// # Errors
 ///
 /// As [`write_frame`].
+#[cfg(feature = "ipc")]
 pub async fn write_frame_async<W>(writer: &mut W, body: &[u8]) -> io::Result<()>
 where
     W: tokio::io::AsyncWrite + Unpin,
 {
     use tokio::io::AsyncWriteExt;
-    let len = u32::try_from(body.len())
-        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "frame over 4 GiB"))?;
-    writer.write_all(&len.to_be_bytes()).await?;
+    writer.write_all(&frame_head(body)?).await?;
     writer.write_all(body).await?;
     writer.flush().await
 }

@@ -159,7 +159,7 @@ impl AsyncIpcClient {
     async fn exchange(&self, mut request: Request) -> Result<Response, ClientError> {
         let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
         request.id = id;
-        let body = checked(&request, self.inner.max_frame)?;
+        let body = checked(protocol::encode(&request), self.inner.max_frame)?;
         let (answer, answered) = oneshot::channel();
         {
             let mut pending = self.inner.pending.lock_unpoisoned();

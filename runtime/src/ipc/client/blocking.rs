@@ -61,7 +61,11 @@ impl Write for Stream {
 pub struct IpcClient {
     stream: Stream,
     next_id: u64,
+    /// The host's frame limit; until a deferred hello is answered, the
+    /// least any host takes.
     max_frame: usize,
+    /// A hello not yet sent: it leaves with the first call.
+    hello: Option<Vec<u8>>,
     /// Set after a failed exchange: the stream may hold half a frame.
     broken: bool,
 }
@@ -94,11 +98,26 @@ impl IpcClient {
     ///
     /// As [`connect`](IpcClient::connect).
     pub fn connect_to(endpoint: &Endpoint, token: &str) -> Result<IpcClient, ClientError> {
+        let mut client = IpcClient::connect_deferred(endpoint, token)?;
+        client.greet()?;
+        Ok(client)
+    }
+
+    /// Connects to `endpoint` without waiting for the host's welcome: the
+    /// hello leaves with the first call, in one write, which saves a round
+    /// trip (what the in-sandbox client does, once per process). The host
+    /// still checks the token before it reads the call, so a wrong token
+    /// surfaces as the first call's `auth` error.
+    ///
+    /// # Errors
+    ///
+    /// [`ClientError::Connect`].
+    pub fn connect_deferred(endpoint: &Endpoint, token: &str) -> Result<IpcClient, ClientError> {
         let failed = |source| ClientError::Connect {
             endpoint: endpoint.to_string(),
             source,
         };
-        let mut stream = match endpoint {
+        let stream = match endpoint {
             Endpoint::Unix(path) => Stream::Unix(UnixStream::connect(path).map_err(failed)?),
             Endpoint::Tcp(addr) => {
                 let stream = TcpStream::connect(addr).map_err(failed)?;
@@ -106,13 +125,11 @@ impl IpcClient {
                 Stream::Tcp(stream)
             }
         };
-        let sent = protocol::write_frame(&mut stream, &hello(token));
-        let read = protocol::read_frame(&mut stream, protocol::MAX_HELLO_FRAME);
-        let max_frame = hello_answer(read, sent)?;
         Ok(IpcClient {
             stream,
             next_id: 1,
-            max_frame,
+            max_frame: protocol::MAX_HELLO_FRAME,
+            hello: Some(hello(token)),
             broken: false,
         })
     }
@@ -122,13 +139,38 @@ impl IpcClient {
     ///
     /// # Errors
     ///
-    /// [`ClientError::MissingEnv`], then as [`connect`](IpcClient::connect).
+    /// [`ClientError::MissingEnv`], and as [`connect`](IpcClient::connect).
     pub fn from_env() -> Result<IpcClient, ClientError> {
         let (endpoint, token) = env_endpoint()?;
         IpcClient::connect_to(&endpoint, &token)
     }
 
-    /// The largest frame the host takes (from its welcome).
+    /// [`from_env`](IpcClient::from_env), with the hello deferred to the
+    /// first call as [`connect_deferred`](IpcClient::connect_deferred) does.
+    ///
+    /// # Errors
+    ///
+    /// [`ClientError::MissingEnv`], [`ClientError::BadEndpoint`],
+    /// [`ClientError::Connect`].
+    pub fn from_env_deferred() -> Result<IpcClient, ClientError> {
+        let (endpoint, token) = env_endpoint()?;
+        IpcClient::connect_deferred(&endpoint, &token)
+    }
+
+    /// Sends a hello still pending and reads the host's answer.
+    fn greet(&mut self) -> Result<(), ClientError> {
+        let Some(hello) = self.hello.take() else {
+            return Ok(());
+        };
+        let sent = protocol::write_frame(&mut self.stream, &hello);
+        let read = protocol::read_frame(&mut self.stream, protocol::MAX_HELLO_FRAME);
+        self.max_frame = hello_answer(read, sent)?;
+        Ok(())
+    }
+
+    /// The largest frame the host takes (from its welcome; before a
+    /// deferred hello is answered, [`protocol::MAX_HELLO_FRAME`], the least
+    /// any host takes).
     pub fn max_frame(&self) -> usize {
         self.max_frame
     }
@@ -155,11 +197,34 @@ impl IpcClient {
         let id = self.next_id;
         self.next_id += 1;
         request.id = id;
-        let body = checked(&request, self.max_frame)?;
+        let body = protocol::encode(&request);
         // Until the answer is read whole, a failure leaves the stream out of
-        // step with the calls.
-        self.broken = true;
-        protocol::write_frame(&mut self.stream, &body).map_err(ClientError::Io)?;
+        // step with the calls (`broken`); a request refused before it is
+        // sent does not.
+        match self.hello.take() {
+            // A call that fits the least frame any host takes leaves with
+            // the hello, in one write; the host reads it only once the
+            // token checks out.
+            Some(hello) if body.len() <= protocol::MAX_HELLO_FRAME => {
+                self.broken = true;
+                let mut both = Vec::with_capacity(8 + hello.len() + body.len());
+                protocol::append_frame(&mut both, &hello).map_err(ClientError::Io)?;
+                protocol::append_frame(&mut both, &body).map_err(ClientError::Io)?;
+                let sent = self
+                    .stream
+                    .write_all(&both)
+                    .and_then(|()| self.stream.flush());
+                let read = protocol::read_frame(&mut self.stream, protocol::MAX_HELLO_FRAME);
+                self.max_frame = hello_answer(read, sent)?;
+            }
+            pending => {
+                self.hello = pending;
+                self.greet()?;
+                let body = checked(body, self.max_frame)?;
+                self.broken = true;
+                protocol::write_frame(&mut self.stream, &body).map_err(ClientError::Io)?;
+            }
+        }
         let body = frame(protocol::read_frame(&mut self.stream, self.max_frame))?;
         let response: Response =
             protocol::decode(&body).map_err(|error| ClientError::Protocol(error.to_string()))?;

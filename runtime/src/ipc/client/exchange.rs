@@ -88,9 +88,8 @@ fn welcome(body: &[u8]) -> Result<usize, ClientError> {
     }
 }
 
-/// A request body within the host's frame limit.
-pub(super) fn checked(request: &Request, max_frame: usize) -> Result<Vec<u8>, ClientError> {
-    let body = protocol::encode(request);
+/// An encoded request, refused when over the host's frame limit.
+pub(super) fn checked(body: Vec<u8>, max_frame: usize) -> Result<Vec<u8>, ClientError> {
     if body.len() > max_frame {
         return Err(ClientError::TooLarge {
             bytes: body.len(),

@@ -9,11 +9,13 @@
 //! - `blocking`: [`IpcClient`];
 //! - `asynchronous`: [`AsyncIpcClient`].
 
+#[cfg(feature = "ipc")]
 mod asynchronous;
 mod blocking;
 mod error;
 mod exchange;
 
+#[cfg(feature = "ipc")]
 pub use asynchronous::AsyncIpcClient;
 pub use blocking::IpcClient;
 pub use error::{ClientError, RemoteError};

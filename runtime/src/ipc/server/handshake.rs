@@ -14,8 +14,8 @@ use crate::ipc::exit;
 use crate::ipc::kind::ErrorKind;
 use crate::ipc::protocol::{self, FrameError, Hello, Response, Welcome, WireError};
 
-/// How long a connection turned away as busy is given to read why.
-const BUSY_GRACE: Duration = Duration::from_secs(1);
+/// How long a connection turned away is given to read why.
+const REFUSAL_GRACE: Duration = Duration::from_secs(1);
 
 /// Turns away a connection over the server's limit: a `busy` error, then
 /// the end of it.
@@ -29,16 +29,27 @@ where
         "the host has too many connections open; try again",
         exit::UNAVAILABLE,
     );
+    refuse(&mut reader, &mut writer, error).await;
+}
+
+/// Sends one error frame for the connection as a whole and gives up on it,
+/// within a second: say why, end our side, then take in (undecoded) what
+/// the client sent with its hello (its first call), so that closing does
+/// not reset the connection: over TCP a reset can destroy the answer
+/// before it is read.
+async fn refuse<R, W>(reader: &mut R, writer: &mut W, error: WireError)
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
     let body = protocol::encode(&Response::failure(0, error));
-    // A second at most: say why, end our side, and take in the
-    // hello so closing does not reset the connection (over TCP
-    // a reset can destroy the answer before it is read).
-    let _ = tokio::time::timeout(BUSY_GRACE, async {
-        protocol::write_frame_async(&mut writer, &body).await?;
+    let _ = tokio::time::timeout(REFUSAL_GRACE, async {
+        protocol::write_frame_async(writer, &body).await?;
         writer.shutdown().await?;
         let mut sink = [0u8; 1024];
         let mut taken = 0;
-        while taken < protocol::MAX_HELLO_FRAME {
+        // A hello and a first call that fits beside it, at most.
+        while taken < 2 * (protocol::MAX_HELLO_FRAME + 4) {
             match reader.read(&mut sink).await? {
                 0 => break,
                 n => taken += n,
@@ -47,17 +58,6 @@ where
         Ok::<_, io::Error>(())
     })
     .await;
-}
-
-/// Sends one error frame and gives up on the connection.
-async fn refuse<W: AsyncWrite + Unpin>(
-    writer: &mut W,
-    timeout: Duration,
-    id: u64,
-    error: WireError,
-) {
-    let body = protocol::encode(&Response::failure(id, error));
-    let _ = tokio::time::timeout(timeout, protocol::write_frame_async(writer, &body)).await;
 }
 
 /// The handshake: a small hello with the token, in time. Nothing larger is
@@ -80,9 +80,8 @@ where
         Ok(Ok(Some(body))) => body,
         Err(_) => {
             refuse(
+                reader,
                 writer,
-                io,
-                0,
                 auth("no hello with the token arrived in time"),
             )
             .await;
@@ -90,14 +89,14 @@ where
         }
         Ok(Err(FrameError::TooLarge { .. })) => {
             let message = "the first frame must be a small hello carrying the token";
-            refuse(writer, io, 0, auth(message)).await;
+            refuse(reader, writer, auth(message)).await;
             return false;
         }
         Ok(Ok(None) | Err(_)) => return false,
     };
     let Ok(hello) = protocol::decode::<Hello>(&body) else {
         let message = "the first frame is not a gangway hello; is this client a different version?";
-        refuse(writer, io, 0, mismatch(message.to_owned())).await;
+        refuse(reader, writer, mismatch(message.to_owned())).await;
         return false;
     };
     if hello.v != protocol::VERSION {
@@ -106,17 +105,12 @@ where
             hello.v,
             protocol::VERSION
         );
-        refuse(writer, io, 0, mismatch(message)).await;
+        refuse(reader, writer, mismatch(message)).await;
         return false;
     }
     if !bool::from(hello.token.as_bytes().ct_eq(shared.token.as_bytes())) {
-        refuse(
-            writer,
-            io,
-            0,
-            auth("the token is missing or wrong; check GANGWAY_TOKEN"),
-        )
-        .await;
+        let message = "the token is missing or wrong; check GANGWAY_TOKEN";
+        refuse(reader, writer, auth(message)).await;
         return false;
     }
     let welcome = Welcome {

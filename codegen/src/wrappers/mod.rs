@@ -1,6 +1,13 @@
-//! Writing the wrapper scripts of a manifest into a directory: atomically
+//! Writing the wrappers of a manifest into a directory: atomically
 //! (temporary file, then rename), idempotently (an up-to-date file is left
 //! alone), mode 0755, and with wrappers of removed commands removed.
+//!
+//! Two styles ([`WrapperStyle`]): a shell script per command (the default,
+//! rendered from the templates; it runs `$GANGWAY_BIN call <command>`), or
+//! the client program itself in the directory with a symbolic link per
+//! command ([`links`]), which makes a call one process start instead of
+//! two. Either style replaces the other's wrappers, and neither replaces a
+//! file gangway did not write.
 //!
 //! ```no_run
 //! use gangway_codegen::schema::{Manifest, ToolSchema};
@@ -21,6 +28,31 @@ use std::path::{Path, PathBuf};
 use crate::render::{RenderFailure, Renderer, WRAPPER_MARKER};
 use crate::schema::{Manifest, is_valid_command_name};
 
+pub mod links;
+
+pub use links::CLIENT_FILE;
+
+/// How the wrappers of a directory call the host.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum WrapperStyle {
+    /// A shell script per command that runs `${GANGWAY_BIN:-gangway} call
+    /// <command> -- "$@"`: two process starts per call; the only style for
+    /// a host that cannot put a program into the sandbox.
+    #[default]
+    Scripts,
+    /// The client program at `client`, copied (or hard-linked) into the
+    /// directory as [`CLIENT_FILE`], and a symbolic link per command to it:
+    /// the client takes the command from the name it was run as, and the
+    /// host says whether the call takes standard input. One process start
+    /// per call.
+    Links {
+        /// The client program to place: the lean `gangway-client`, the
+        /// `gangway` CLI, or a host binary that is its own client.
+        client: PathBuf,
+    },
+}
+
 /// What [`write_wrappers`] did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
@@ -31,6 +63,8 @@ pub struct WrapperReport {
     pub unchanged: Vec<String>,
     /// Wrappers removed because their command is gone.
     pub removed: Vec<String>,
+    /// Link wrappers: the client program was placed (new or changed).
+    pub client_written: bool,
 }
 
 /// Why wrappers could not be written or checked.
@@ -60,6 +94,15 @@ pub enum WrapperError {
         /// The name.
         name: String,
     },
+    /// Link wrappers: a command has the client program's file name.
+    ReservedName(String),
+    /// Link wrappers: the client program cannot be read.
+    MissingClient {
+        /// The path given.
+        path: PathBuf,
+        /// Why it cannot be read.
+        source: io::Error,
+    },
     /// `--check`: the directory differs from the manifest.
     OutOfDate {
         /// A unified diff from what is there to what should be.
@@ -86,6 +129,17 @@ impl fmt::Display for WrapperError {
                  (letters, digits, `_` and `-`)"
             ),
             WrapperError::Io { path, source } => write!(f, "{}: {source}", path.display()),
+            WrapperError::ReservedName(name) => write!(
+                f,
+                "command `{name}` cannot have a link wrapper: the client program has that file \
+                 name in the directory; rename the command or use script wrappers"
+            ),
+            WrapperError::MissingClient { path, source } => write!(
+                f,
+                "the client program {} cannot be read ({source}); build it (`cargo build -p \
+                 gangway-client`) or name another with `--client`",
+                path.display()
+            ),
             WrapperError::OutOfDate { diff } => write!(f, "the wrappers are out of date:\n{diff}"),
         }
     }
@@ -147,9 +201,19 @@ fn is_generated(text: &str, name: &str) -> bool {
         && lines[3].ends_with(" -- \"$@\"")
 }
 
-/// The wrappers gangway generated earlier in `dir`, by name: files in the
-/// exact shape it writes. Anything else in the directory is left alone.
-fn existing_wrappers(dir: &Path) -> Result<BTreeMap<String, String>, WrapperError> {
+/// A wrapper gangway wrote earlier.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Existing {
+    /// A script, with its text.
+    Script(String),
+    /// A link to the client program.
+    Link,
+}
+
+/// The wrappers gangway generated earlier in `dir`, by name: scripts in the
+/// exact shape it writes, and links to [`CLIENT_FILE`]. Anything else in
+/// the directory is left alone.
+fn existing_wrappers(dir: &Path) -> Result<BTreeMap<String, Existing>, WrapperError> {
     let mut found = BTreeMap::new();
     let entries = match fs::read_dir(dir) {
         Ok(entries) => entries,
@@ -162,21 +226,95 @@ fn existing_wrappers(dir: &Path) -> Result<BTreeMap<String, String>, WrapperErro
         let Some(name) = path.file_name().and_then(|n| n.to_str()).map(str::to_owned) else {
             continue;
         };
-        if !entry.file_type().map_err(io_error(&path))?.is_file() || name.starts_with('.') {
+        if name.starts_with('.') {
             continue;
         }
-        // Only a small text file can be one of ours.
-        if entry.metadata().map_err(io_error(&path))?.len() > 64 * 1024 {
+        let kind = entry.file_type().map_err(io_error(&path))?;
+        if kind.is_symlink() {
+            if links::is_our_link(&path, &name) {
+                found.insert(name, Existing::Link);
+            }
+            continue;
+        }
+        // Only a small text file can be one of our scripts.
+        if !kind.is_file() || entry.metadata().map_err(io_error(&path))?.len() > 64 * 1024 {
             continue;
         }
         let Ok(text) = fs::read_to_string(&path) else {
             continue;
         };
         if is_generated(&text, &name) {
-            found.insert(name, text);
+            found.insert(name, Existing::Script(text));
         }
     }
     Ok(found)
+}
+
+/// Refuses, before anything is written, when a wanted name is taken by a
+/// file gangway did not write.
+fn refuse_foreign<'a>(
+    dir: &Path,
+    names: impl IntoIterator<Item = &'a String>,
+    existing: &BTreeMap<String, Existing>,
+) -> Result<(), WrapperError> {
+    match names
+        .into_iter()
+        .map(|name| dir.join(name))
+        .find(|path| fs::symlink_metadata(path).is_ok() && !existing.contains_key(file_name(path)))
+    {
+        Some(path) => Err(WrapperError::NotOurs { path }),
+        None => Ok(()),
+    }
+}
+
+/// Removes the wrappers of commands no longer wanted.
+fn remove_stale(
+    dir: &Path,
+    existing: &BTreeMap<String, Existing>,
+    wanted: impl Fn(&str) -> bool,
+    report: &mut WrapperReport,
+) -> Result<(), WrapperError> {
+    for name in existing.keys().filter(|name| !wanted(name)) {
+        let path = dir.join(name);
+        fs::remove_file(&path).map_err(io_error(&path))?;
+        report.removed.push(name.clone());
+    }
+    Ok(())
+}
+
+/// Writes the wrappers of `manifest` into `dir` in `style`: see
+/// [`write_wrappers`] and [`links`].
+///
+/// # Errors
+///
+/// As [`write_wrappers`]; for links also [`WrapperError::ReservedName`] and
+/// [`WrapperError::MissingClient`].
+pub fn write_wrappers_with(
+    manifest: &Manifest,
+    dir: &Path,
+    style: &WrapperStyle,
+) -> Result<WrapperReport, WrapperError> {
+    match style {
+        WrapperStyle::Scripts => write_wrappers(manifest, dir),
+        WrapperStyle::Links { client } => links::write_links(manifest, dir, client),
+    }
+}
+
+/// Checks that `dir` holds exactly the wrappers of `manifest` in `style`,
+/// writing nothing.
+///
+/// # Errors
+///
+/// As [`check_wrappers`]; for links also [`WrapperError::MissingClient`].
+pub fn check_wrappers_with(
+    manifest: &Manifest,
+    dir: &Path,
+    style: &WrapperStyle,
+) -> Result<(), WrapperError> {
+    match style {
+        WrapperStyle::Scripts => check_wrappers(manifest, dir),
+        WrapperStyle::Links { client } => links::check_links(manifest, dir, client),
+    }
 }
 
 /// Writes a wrapper script for every command of `manifest` into `dir`
@@ -193,18 +331,13 @@ pub fn write_wrappers(manifest: &Manifest, dir: &Path) -> Result<WrapperReport, 
     let existing = existing_wrappers(dir)?;
     // Never replace a file gangway did not write; look before writing
     // anything, so a refusal leaves the directory as it was.
-    if let Some(path) = wanted
-        .keys()
-        .map(|name| dir.join(name))
-        .find(|path| fs::symlink_metadata(path).is_ok() && !existing.contains_key(file_name(path)))
-    {
-        return Err(WrapperError::NotOurs { path });
-    }
+    refuse_foreign(dir, wanted.keys(), &existing)?;
     let mut report = WrapperReport::default();
     for (name, script) in &wanted {
         let path = dir.join(name);
         let up_to_date = match fs::read(&path) {
-            Ok(current) => {
+            // A link (to the client) reads as the client: not up to date.
+            Ok(current) if existing.get(name) != Some(&Existing::Link) => {
                 current == script.as_bytes()
                     && fs::metadata(&path)
                         .map_err(io_error(&path))?
@@ -213,7 +346,7 @@ pub fn write_wrappers(manifest: &Manifest, dir: &Path) -> Result<WrapperReport, 
                         & 0o777
                         == 0o755
             }
-            Err(_) => false,
+            _ => false,
         };
         if up_to_date {
             report.unchanged.push(name.clone());
@@ -234,11 +367,12 @@ pub fn write_wrappers(manifest: &Manifest, dir: &Path) -> Result<WrapperReport, 
             .map_err(|error| io_error(&path)(error.error))?;
         report.written.push(name.clone());
     }
-    for name in existing.keys().filter(|name| !wanted.contains_key(*name)) {
-        let path = dir.join(name);
-        fs::remove_file(&path).map_err(io_error(&path))?;
-        report.removed.push(name.clone());
-    }
+    remove_stale(
+        dir,
+        &existing,
+        |name| wanted.contains_key(name),
+        &mut report,
+    )?;
     Ok(report)
 }
 
@@ -261,6 +395,10 @@ pub fn check_wrappers(manifest: &Manifest, dir: &Path) -> Result<(), WrapperErro
     let mut diff = String::new();
     for (name, script) in &wanted {
         let path = dir.join(name);
+        if existing.get(name) == Some(&Existing::Link) {
+            diff.push_str(&format!("{name}: a link to {CLIENT_FILE}, want a script\n"));
+            continue;
+        }
         let current = fs::read_to_string(&path).unwrap_or_default();
         let mode_ok = fs::metadata(&path).is_ok_and(|m| m.permissions().mode() & 0o777 == 0o755);
         if current != *script {
@@ -274,16 +412,27 @@ pub fn check_wrappers(manifest: &Manifest, dir: &Path) -> Result<(), WrapperErro
             diff.push_str(&format!("mode of {name}: want 0755\n"));
         }
     }
-    for (name, current) in existing
-        .iter()
-        .filter(|(name, _)| !wanted.contains_key(*name))
-    {
-        diff.push_str(&unified(&format!("a/{name}"), "/dev/null", current, ""));
-    }
+    stale_diff(&existing, |name| wanted.contains_key(name), &mut diff);
     if diff.is_empty() {
         Ok(())
     } else {
         Err(WrapperError::OutOfDate { diff })
+    }
+}
+
+/// The wrappers of commands no longer wanted, as a diff.
+fn stale_diff(
+    existing: &BTreeMap<String, Existing>,
+    wanted: impl Fn(&str) -> bool,
+    diff: &mut String,
+) {
+    for (name, current) in existing.iter().filter(|(name, _)| !wanted(name)) {
+        match current {
+            Existing::Script(text) => {
+                diff.push_str(&unified(&format!("a/{name}"), "/dev/null", text, ""));
+            }
+            Existing::Link => diff.push_str(&format!("{name}: a link to remove\n")),
+        }
     }
 }
 
