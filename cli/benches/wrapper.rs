@@ -66,7 +66,9 @@ fn main() {
         )
         .unwrap();
     let env = server.sandbox_env();
-    let link_env = env.clone().with_wrapper_dir(Some(links.path().to_path_buf()));
+    let link_env = env
+        .clone()
+        .with_wrapper_dir(Some(links.path().to_path_buf()));
 
     // 1. Calls from a shell loop, per call.
     const CALLS: u32 = 300;

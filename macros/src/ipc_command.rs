@@ -98,7 +98,7 @@ fn command_impl(model: &CommandModel) -> TokenStream {
             },
         ),
     };
-    let apply_body = apply_args_body(model, &generics);
+    let apply_body = apply_args_body(model);
     let schema = schema_tokens(model);
 
     quote! {
@@ -174,144 +174,24 @@ fn handle_body(model: &CommandModel) -> TokenStream {
     }
 }
 
-/// `apply_args`: decodes every argument into a local first, then assigns
-/// them, so a request that fails leaves the command as it was.
-fn apply_args_body(model: &CommandModel, generics: &Generics) -> TokenStream {
+/// `apply_args`: finds each argument's value with the runtime's one
+/// table-driven splitter, decodes each into a local first (one generic
+/// decode per argument type, shared by every command of the crate), then
+/// assigns them, so a request that fails leaves the command as it was.
+/// Nothing per command is generic over a deserializer: the derive stays
+/// cheap to compile.
+fn apply_args_body(model: &CommandModel) -> TokenStream {
     let krate = &model.krate;
     let private = quote!(#krate::__private);
-    let serde = quote!(#private::serde);
-    let ident = &model.ident;
-    let (_, ty_generics, where_clause) = generics.split_for_impl();
-    let turbofish = ty_generics.as_turbofish();
-    let mut de_generics = generics.clone();
-    de_generics.params.insert(0, parse_quote!('__gangway_de));
-    let (de_impl_generics, _, _) = de_generics.split_for_impl();
-    let marker = quote!(#private::PhantomData<fn() -> #ident #ty_generics>);
-
     let args: Vec<(&FieldModel, &ArgModel)> = model.args().collect();
     let count = args.len();
-    let slots: Vec<Ident> = (0..count)
-        .map(|i| format_ident!("__gangway_slot{}", i))
-        .collect();
-    let types: Vec<&Type> = args.iter().map(|(f, _)| &f.ty).collect();
     let wires: Vec<&str> = args.iter().map(|(_, a)| a.wire.as_str()).collect();
-
-    let mut helpers = TokenStream::new();
-    let mut map_decoders = Vec::with_capacity(count);
-    let mut seq_decoders = Vec::with_capacity(count);
-    for (i, (field, arg)) in args.iter().enumerate() {
-        let ty = &field.ty;
-        let wire = &arg.wire;
-        let (map_decode, seq_decode) = if let Some(path) = &arg.deserialize_with {
-            let wrapper = format_ident!("__GangwayWith{}", i);
-            helpers.extend(quote! {
-                struct #wrapper #generics (#ty, #marker) #where_clause;
-                impl #de_impl_generics #serde::Deserialize<'__gangway_de> for #wrapper #ty_generics #where_clause {
-                    fn deserialize<__GangwayD: #serde::Deserializer<'__gangway_de>>(
-                        __deserializer: __GangwayD,
-                    ) -> ::core::result::Result<Self, __GangwayD::Error> {
-                        ::core::result::Result::Ok(#wrapper(#path(__deserializer)?, #private::PhantomData))
-                    }
-                }
-            });
-            (
-                quote!(__map.next_value::<#wrapper #turbofish>().map(|__w| __w.0)),
-                quote!(__seq.next_element::<#wrapper #turbofish>().map(|__w| __w.map(|__w| __w.0))),
-            )
-        } else if arg.shape.decode == Decode::Bytes && arg.shape.optional {
-            (
-                quote! {
-                    __map.next_value::<::core::option::Option<#private::ByteVec>>()
-                        .map(|__b| __b.map(|__b| ::core::convert::Into::into(__b.0)))
-                },
-                quote! {
-                    __seq.next_element::<::core::option::Option<#private::ByteVec>>()
-                        .map(|__b| __b.map(|__b| __b.map(|__b| ::core::convert::Into::into(__b.0))))
-                },
-            )
-        } else if arg.shape.decode == Decode::Bytes {
-            (
-                quote! {
-                    __map.next_value::<#private::ByteVec>()
-                        .map(|__b| ::core::convert::Into::into(__b.0))
-                },
-                quote! {
-                    __seq.next_element::<#private::ByteVec>()
-                        .map(|__b| __b.map(|__b| ::core::convert::Into::into(__b.0)))
-                },
-            )
-        } else {
-            (
-                quote!(__map.next_value::<#ty>()),
-                quote!(__seq.next_element::<#ty>()),
-            )
-        };
-        map_decoders.push(quote! {
-            #map_decode.map_err(|__e| #private::invalid_arg::<__GangwayA::Error>(#wire, __e))?
-        });
-        seq_decoders.push(quote! {
-            #seq_decode.map_err(|__e| #private::invalid_arg::<__GangwayA::Error>(#wire, __e))?
-        });
-    }
-
-    let map_arms = args.iter().zip(&slots).zip(&map_decoders).enumerate().map(
-        |(index, (((_, arg), slot), decode))| {
-            let wire = &arg.wire;
-            quote! {
-                #index => {
-                    if #slot.is_some() {
-                        return ::core::result::Result::Err(#private::duplicate_arg::<__GangwayA::Error>(#wire));
-                    }
-                    #slot = ::core::option::Option::Some(#decode);
-                }
-            }
-        },
-    );
-    let name_arms = args.iter().enumerate().map(|(index, (_, arg))| {
-        let wire = &arg.wire;
-        let aliases = &arg.aliases;
-        quote!(#wire #(| #aliases)* => ::core::result::Result::Ok(#index),)
+    let names = args.iter().enumerate().flat_map(|(index, (_, arg))| {
+        std::iter::once(arg.wire.clone())
+            .chain(arg.aliases.iter().cloned())
+            .map(move |name| quote!((#name, #index)))
     });
-    // The argument names, matched without allocating, as serde's own derive
-    // does for field names.
-    let arg_index = quote! {
-        struct __GangwayArgIndex;
-
-        impl<'__gangway_de> #serde::de::DeserializeSeed<'__gangway_de> for __GangwayArgIndex {
-            type Value = usize;
-
-            #[inline]
-            fn deserialize<__GangwayD: #serde::Deserializer<'__gangway_de>>(
-                self,
-                __deserializer: __GangwayD,
-            ) -> ::core::result::Result<usize, __GangwayD::Error> {
-                __deserializer.deserialize_identifier(self)
-            }
-        }
-
-        impl<'__gangway_de> #serde::de::Visitor<'__gangway_de> for __GangwayArgIndex {
-            type Value = usize;
-
-            fn expecting(&self, __f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-                __f.write_str("an argument name")
-            }
-
-            #[inline]
-            fn visit_str<__GangwayE: #serde::de::Error>(self, __key: &str) -> ::core::result::Result<usize, __GangwayE> {
-                match __key {
-                    #(#name_arms)*
-                    __other => ::core::result::Result::Err(#private::unknown_arg::<__GangwayE>(__other, &[#(#wires),*])),
-                }
-            }
-
-            fn visit_bytes<__GangwayE: #serde::de::Error>(self, __key: &[u8]) -> ::core::result::Result<usize, __GangwayE> {
-                match ::core::str::from_utf8(__key) {
-                    ::core::result::Result::Ok(__key) => self.visit_str(__key),
-                    ::core::result::Result::Err(_) => ::core::result::Result::Err(#private::non_utf8_arg_name::<__GangwayE>()),
-                }
-            }
-        }
-    };
+    let slot = |i: usize| quote!(__gangway_slots[#i]);
 
     let values: Vec<Ident> = (0..count)
         .map(|i| format_ident!("__gangway_value{}", i))
@@ -327,8 +207,7 @@ fn apply_args_body(model: &CommandModel, generics: &Generics) -> TokenStream {
     let container_default = if container.is_empty() {
         TokenStream::new()
     } else {
-        let first = &slots[container[0]];
-        let rest = container[1..].iter().map(|&i| &slots[i]);
+        let missing = container.iter().map(|&i| slot(i));
         let cvalues = container
             .iter()
             .map(|&i| format_ident!("__gangway_fallback{}", i));
@@ -341,7 +220,7 @@ fn apply_args_body(model: &CommandModel, generics: &Generics) -> TokenStream {
             _ => quote!(<Self as ::core::default::Default>::default()),
         };
         quote! {
-            let (#(#cvalues,)*) = if #first.is_none() #(|| #rest.is_none())* {
+            let (#(#cvalues,)*) = if false #(|| #missing.is_none())* {
                 let __gangway_default: Self = #default;
                 (#(::core::option::Option::Some(__gangway_default.#cfields),)*)
             } else {
@@ -349,67 +228,50 @@ fn apply_args_body(model: &CommandModel, generics: &Generics) -> TokenStream {
             };
         }
     };
-    let fills = args.iter().enumerate().zip(&slots).zip(&values).map(
-        |(((index, (field, arg)), slot), value)| {
+    let fills = args
+        .iter()
+        .enumerate()
+        .zip(&values)
+        .map(|((index, (field, arg)), value)| {
             let ty = &field.ty;
+            let wire = &arg.wire;
+            let decode = if let Some(path) = &arg.deserialize_with {
+                quote! {
+                    #path(&mut #private::arg_deserializer(__gangway_bytes))
+                        .map_err(|__e| #private::invalid_arg::<#private::DecodeError>(#wire, __e))?
+                }
+            } else if arg.shape.decode == Decode::Bytes && arg.shape.optional {
+                quote! {
+                    #private::decode_arg::<::core::option::Option<#private::ByteVec>>(__gangway_bytes, #wire)?
+                        .map(|__b| ::core::convert::Into::into(__b.0))
+                }
+            } else if arg.shape.decode == Decode::Bytes {
+                quote! {
+                    ::core::convert::Into::into(
+                        #private::decode_arg::<#private::ByteVec>(__gangway_bytes, #wire)?.0
+                    )
+                }
+            } else {
+                quote!(#private::decode_arg::<#ty>(__gangway_bytes, #wire)?)
+            };
             let missing = missing_expr(model, index, arg);
+            let slot = slot(index);
             quote! {
                 let #value: #ty = match #slot {
-                    ::core::option::Option::Some(__v) => __v,
+                    ::core::option::Option::Some(__gangway_bytes) => #decode,
                     ::core::option::Option::None => #missing,
                 };
             }
-        },
-    );
+        });
     let fields = args.iter().map(|(f, _)| &f.ident);
 
     quote! {
-        #helpers
-
-        #arg_index
-
-        struct __GangwayArgs #generics #where_clause {
-            __marker: #marker,
-        }
-
-        impl #de_impl_generics #serde::de::Visitor<'__gangway_de> for __GangwayArgs #ty_generics #where_clause {
-            type Value = (#(::core::option::Option<#types>,)*);
-
-            fn expecting(&self, __f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-                __f.write_str("a map of arguments")
-            }
-
-            #[allow(unused_mut)]
-            fn visit_map<__GangwayA: #serde::de::MapAccess<'__gangway_de>>(
-                self,
-                mut __map: __GangwayA,
-            ) -> ::core::result::Result<Self::Value, __GangwayA::Error> {
-                #(let mut #slots: ::core::option::Option<#types> = ::core::option::Option::None;)*
-                while let ::core::option::Option::Some(__index) = __map.next_key_seed(__GangwayArgIndex)? {
-                    match __index {
-                        #(#map_arms)*
-                        _ => ::core::unreachable!("ArgIndex answers only the indices it was given"),
-                    }
-                }
-                ::core::result::Result::Ok((#(#slots,)*))
-            }
-
-            #[allow(unused_mut)]
-            fn visit_seq<__GangwayA: #serde::de::SeqAccess<'__gangway_de>>(
-                self,
-                mut __seq: __GangwayA,
-            ) -> ::core::result::Result<Self::Value, __GangwayA::Error> {
-                #(let #slots = #seq_decoders;)*
-                if __seq.next_element::<#serde::de::IgnoredAny>()?.is_some() {
-                    return ::core::result::Result::Err(#private::too_many_args::<__GangwayA::Error>(#count));
-                }
-                ::core::result::Result::Ok((#(#slots,)*))
-            }
-        }
-
-        let (#(#slots,)*) = #private::decode_args(
+        let mut __gangway_slots: [::core::option::Option<&[u8]>; #count] = [::core::option::Option::None; #count];
+        #private::split_args(
             __gangway_params,
-            __GangwayArgs #turbofish { __marker: #private::PhantomData },
+            &[#(#names),*],
+            &[#(#wires),*],
+            &mut __gangway_slots,
         )?;
         #container_default
         #(#fills)*

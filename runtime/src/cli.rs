@@ -484,9 +484,36 @@ mod tests {
 
     #[test]
     fn run_if_call_runs_only_a_call() {
-        assert_eq!(run_if_call(["host", "--verbose"]), None);
-        assert_eq!(run_if_call(["host"]), None);
+        // Run under its own name, as a host binary is.
+        let exe = std::env::current_exe().unwrap();
+        let host = exe.file_name().unwrap().to_str().unwrap();
+        assert_eq!(run_if_call([host, "--verbose"]), None);
+        assert_eq!(run_if_call([host]), None);
         // A call with nothing to call is a usage error, not "not a call".
-        assert_eq!(run_if_call(["host", "call"]), Some(exit::USAGE));
+        assert_eq!(run_if_call([host, "call"]), Some(exit::USAGE));
+    }
+
+    #[test]
+    fn a_link_is_recognised_by_the_name_it_was_run_as() {
+        let exe = std::env::current_exe().unwrap();
+        let own = OsString::from(exe.file_name().unwrap());
+        assert_eq!(link_name(&own), None, "its own name");
+        for client in ["gangway", "/usr/bin/gangway-client"] {
+            assert_eq!(link_name(&OsString::from(client)), None, "{client}");
+        }
+        for (argv0, command) in [
+            ("search", "search"),
+            ("/w/call", "call"),
+            ("web_search", "web_search"),
+        ] {
+            assert_eq!(link_name(&OsString::from(argv0)).as_deref(), Some(command));
+        }
+        for not_a_command in ["-sh", "9lives", "a.b", ""] {
+            assert_eq!(
+                link_name(&OsString::from(not_a_command)),
+                None,
+                "{not_a_command:?}"
+            );
+        }
     }
 }

@@ -157,6 +157,8 @@ fn place_client(dir: &Path, client: &Path, client_meta: &fs::Metadata) -> Result
             let _ = fs::remove_file(&temp);
             return Err(io_error(&temp)(error));
         }
+        // A copy was written: see `settle` for why this waits.
+        super::settle::until_no_writers(&temp);
     }
     fs::rename(&temp, &target).map_err(|error| {
         let _ = fs::remove_file(&temp);

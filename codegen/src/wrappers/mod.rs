@@ -29,6 +29,7 @@ use crate::render::{RenderFailure, Renderer, WRAPPER_MARKER};
 use crate::schema::{Manifest, is_valid_command_name};
 
 pub mod links;
+mod settle;
 
 pub use links::CLIENT_FILE;
 
@@ -363,6 +364,11 @@ pub fn write_wrappers(manifest: &Manifest, dir: &Path) -> Result<WrapperReport, 
         temp.as_file().sync_all().map_err(io_error(temp.path()))?;
         fs::set_permissions(temp.path(), fs::Permissions::from_mode(0o755))
             .map_err(io_error(temp.path()))?;
+        // Closed before the rename, and renamed only once no child started
+        // meanwhile still holds it open for writing: else its first run
+        // could fail with "Text file busy".
+        let temp = temp.into_temp_path();
+        settle::until_no_writers(&temp);
         temp.persist(&path)
             .map_err(|error| io_error(&path)(error.error))?;
         report.written.push(name.clone());

@@ -1,7 +1,11 @@
 //! Decoding a command's arguments for `#[derive(IpcCommand)]`'s generated
-//! `apply_args`: [`decode_args`] runs the generated visitor over the
-//! request's params, [`ByteVec`] takes raw bytes in any of their forms, and
-//! the `*_arg` functions word its errors.
+//! `apply_args`: [`split_args`] finds each argument's value in the
+//! request's params by a table of names (one generic function for every
+//! command, so a derive emits no visitor of its own), [`decode_arg`]
+//! decodes one value (instantiated once per argument type, not per
+//! command), [`ByteVec`] takes raw bytes in any of their forms, and the
+//! `*_arg` functions word its errors. [`decode_args`] runs a visitor over
+//! the params, for hand-written commands.
 
 use std::fmt::{self, Display};
 
@@ -42,6 +46,149 @@ where
     // nesting cannot exhaust a worker's stack.
     deserializer.set_max_depth(64);
     (&mut deserializer).deserialize_struct("arguments", &[], visitor)
+}
+
+/// Finds each argument's value in a request's params: `names` maps every
+/// name and alias to its argument's index, `wires` names the arguments in
+/// index order (for errors), and `slots[i]` receives argument `i`'s
+/// encoded value, or stays `None` when the request leaves it out. Empty
+/// params and `nil` mean "no arguments"; a map gives arguments by name,
+/// an array by position.
+///
+/// # Errors
+///
+/// Params that are not one whole MessagePack map or array; an unknown
+/// argument (with the nearest name), one given twice, a name that is not
+/// text; more positional values than arguments.
+pub fn split_args<'p>(
+    params: &'p [u8],
+    names: &[(&str, usize)],
+    wires: &[&str],
+    slots: &mut [Option<&'p [u8]>],
+) -> Result<(), DecodeError> {
+    if params.is_empty() || params == [NIL] {
+        return Ok(());
+    }
+    whole_value(params)?;
+    let (len, header, is_map) = match params[0] {
+        marker @ 0x80..=0x8f => (usize::from(marker & 0x0f), 1, true),
+        marker @ 0x90..=0x9f => (usize::from(marker & 0x0f), 1, false),
+        0xde => (be_len(params, 1, 2), 3, true),
+        0xdf => (be_len(params, 1, 4), 5, true),
+        0xdc => (be_len(params, 1, 2), 3, false),
+        0xdd => (be_len(params, 1, 4), 5, false),
+        _ => return Err(wrong_type(params, "a map of arguments")),
+    };
+    let mut rest = &params[header..];
+    if !is_map {
+        if len > slots.len() {
+            return Err(too_many_args(slots.len()));
+        }
+        for slot in slots.iter_mut().take(len) {
+            *slot = Some(take_value(&mut rest)?);
+        }
+        return Ok(());
+    }
+    for _ in 0..len {
+        let key = take_value(&mut rest)?;
+        let name = key_text(key)?;
+        let Some(&(_, index)) = names.iter().find(|(known, _)| *known == name) else {
+            return Err(unknown_arg(name, wires));
+        };
+        let value = take_value(&mut rest)?;
+        match slots.get_mut(index) {
+            Some(slot @ None) => *slot = Some(value),
+            Some(Some(_)) => return Err(duplicate_arg(wires.get(index).copied().unwrap_or(name))),
+            None => return Err(de::Error::custom("an argument index is out of range")),
+        }
+    }
+    Ok(())
+}
+
+/// Decodes one argument's encoded value (from [`split_args`]) as `T`,
+/// naming the argument when it does not fit.
+///
+/// # Errors
+///
+/// [`invalid_arg`]: the value is not a `T`.
+pub fn decode_arg<T: de::DeserializeOwned>(value: &[u8], wire: &str) -> Result<T, DecodeError> {
+    T::deserialize(&mut arg_deserializer(value)).map_err(|error| invalid_arg(wire, error))
+}
+
+/// A deserializer over one argument's encoded value, for a field decoded
+/// by its own `deserialize_with` function.
+pub fn arg_deserializer(
+    value: &[u8],
+) -> rmp_serde::Deserializer<rmp_serde::decode::ReadRefReader<'_, [u8]>> {
+    let mut deserializer = rmp_serde::Deserializer::from_read_ref(value);
+    // Deep enough for any real argument; shallow enough that hostile
+    // nesting cannot exhaust a worker's stack.
+    deserializer.set_max_depth(64);
+    deserializer
+}
+
+/// Checks that `params` are exactly one whole MessagePack value.
+fn whole_value(params: &[u8]) -> Result<(), DecodeError> {
+    match msgpack_value_len(params) {
+        Some(len) if len == params.len() => Ok(()),
+        Some(len) => {
+            let stray = params.len() - len;
+            Err(de::Error::custom(format_args!(
+                "{stray} stray byte{} after the arguments; params must be exactly one MessagePack value",
+                if stray == 1 { "" } else { "s" }
+            )))
+        }
+        None => Err(de::Error::custom(
+            "the params are truncated or not MessagePack",
+        )),
+    }
+}
+
+/// A big-endian length of `width` bytes at `at` (0 when cut short, which a
+/// whole value cannot be).
+fn be_len(bytes: &[u8], at: usize, width: usize) -> usize {
+    bytes.get(at..at + width).map_or(0, |field| {
+        field.iter().fold(0, |n, b| (n << 8) | usize::from(*b))
+    })
+}
+
+/// The next whole value of `rest`, which moves past it.
+fn take_value<'p>(rest: &mut &'p [u8]) -> Result<&'p [u8], DecodeError> {
+    let len = msgpack_value_len(rest).ok_or_else(|| {
+        <DecodeError as de::Error>::custom("the params are truncated or not MessagePack")
+    })?;
+    let (value, after) = rest.split_at(len);
+    *rest = after;
+    Ok(value)
+}
+
+/// An argument name: MessagePack text (or binary holding UTF-8 text).
+fn key_text(key: &[u8]) -> Result<&str, DecodeError> {
+    let body = match key[0] {
+        marker @ 0xa0..=0xbf => &key[1..][..usize::from(marker & 0x1f)],
+        0xd9 | 0xc4 => &key[2..],
+        0xda | 0xc5 => &key[3..],
+        0xdb | 0xc6 => &key[5..],
+        _ => return Err(wrong_type(key, "an argument name")),
+    };
+    std::str::from_utf8(body).map_err(|_| non_utf8_arg_name())
+}
+
+/// serde's own "invalid type: ..., expected ..." for a value of the wrong
+/// kind, worded from the value itself.
+#[cold]
+fn wrong_type(value: &[u8], expected: &'static str) -> DecodeError {
+    struct Expecting(&'static str);
+    impl<'de> Visitor<'de> for Expecting {
+        type Value = ();
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str(self.0)
+        }
+    }
+    match (&mut arg_deserializer(value)).deserialize_any(Expecting(expected)) {
+        Err(error) => error,
+        Ok(()) => de::Error::custom(format_args!("expected {expected}")),
+    }
 }
 
 /// The length in bytes of the first MessagePack value in `bytes`, or `None`
