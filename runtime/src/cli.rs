@@ -132,7 +132,7 @@ where
 {
     let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
     let through_link = std::env::var_os(crate::ipc::ENV_ENDPOINT).is_some()
-        && args.first().and_then(|argv0| link_name(argv0)).is_some();
+        && args.first().and_then(link_name).is_some();
     (through_link || args.get(1).is_some_and(|arg| arg == "call")).then(|| run(args))
 }
 
