@@ -220,13 +220,18 @@ fn run_wrappers(wrappers: Wrappers) -> i32 {
     match gangway_codegen::write_wrappers_with(&manifest, &wrappers.out, &style) {
         Ok(report) => {
             eprintln!(
-                "gangway: {}: {} written, {} unchanged, {} removed{}",
+                "gangway: {}: {} written, {} unchanged, {} removed{}{}",
                 wrappers.out.display(),
                 report.written.len(),
                 report.unchanged.len(),
                 report.removed.len(),
                 if report.client_written {
                     "; client program placed"
+                } else {
+                    ""
+                },
+                if report.client_removed {
+                    "; the client program link wrappers placed removed"
                 } else {
                     ""
                 }

@@ -382,7 +382,14 @@ fn link_wrappers_are_written_checked_kept_switched_and_removed() {
         "{}",
         text(&written.stderr)
     );
-    let listed = entries(dir.path());
+    assert!(
+        dir.path().join(".gangway-client-placed").exists(),
+        "the marker"
+    );
+    let listed: Vec<_> = entries(dir.path())
+        .into_iter()
+        .filter(|(name, _)| !name.starts_with('.'))
+        .collect();
     assert_eq!(listed.len(), 14, "{listed:?}");
     assert!(listed.contains(&("gangway".to_owned(), None)), "{listed:?}");
     assert!(
@@ -427,13 +434,23 @@ fn link_wrappers_are_written_checked_kept_switched_and_removed() {
     assert!(text(&links(&[]).stderr).contains("client program placed"));
     assert!(links(&["--check"]).status.success());
 
-    // Back to scripts: every link becomes a script again.
+    // Back to scripts: every link becomes a script again, and the placed
+    // client goes (first on PATH, it would shadow the real `gangway`).
+    let check = gangway(&["wrappers", "--src", &src, "--out", out_dir, "--check"]);
+    assert!(
+        text(&check.stdout).contains("gangway: the client program link wrappers placed, to remove"),
+        "{}",
+        text(&check.stdout)
+    );
     let scripts = gangway(&["wrappers", "--src", &src, "--out", out_dir]);
     assert!(
-        text(&scripts.stderr).contains("13 written"),
+        text(&scripts.stderr).contains("13 written")
+            && text(&scripts.stderr).contains("the client program link wrappers placed removed"),
         "{}",
         text(&scripts.stderr)
     );
+    assert!(!dir.path().join("gangway").exists());
+    assert!(!dir.path().join(".gangway-client-placed").exists());
     assert!(
         gangway(&["wrappers", "--src", &src, "--out", out_dir, "--check"])
             .status
@@ -506,6 +523,26 @@ fn link_wrappers_refuse_what_they_cannot_place() {
         std::fs::read_to_string(dir.path().join("gangway")).unwrap(),
         "my notes\n"
     );
+    // Nor does a program of the user's own (the `gangway` CLI in ~/bin).
+    let mine = tempfile::tempdir().unwrap();
+    std::fs::copy(GANGWAY, mine.path().join("gangway")).unwrap();
+    let out = gangway(&[
+        "wrappers",
+        "--src",
+        &src,
+        "--out",
+        mine.path().to_str().unwrap(),
+        "--style",
+        "links",
+        "--client",
+        common::GANGWAY_CLIENT,
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert_eq!(
+        std::fs::read(mine.path().join("gangway")).unwrap(),
+        std::fs::read(GANGWAY).unwrap(),
+        "the user's own program is left as it was"
+    );
     let out = gangway(&[
         "wrappers", "--style", "pipes", "--src", &src, "--out", out_dir,
     ]);
@@ -537,6 +574,27 @@ fn the_lean_client_answers_version_and_help() {
 }
 
 #[test]
+fn the_client_through_an_alias_of_its_own_is_still_the_client() {
+    let dir = tempfile::tempdir().unwrap();
+    let alias = dir.path().join("gw");
+    std::os::unix::fs::symlink(common::GANGWAY_CLIENT, &alias).unwrap();
+    let out = common::run(
+        {
+            let mut command = Command::new(&alias);
+            command.arg("--version");
+            command
+        },
+        None,
+    );
+    assert_eq!(
+        text(&out.stdout),
+        format!("gangway {}\n", env!("CARGO_PKG_VERSION")),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
 #[ignore = "needs nm (binutils)"]
 fn the_lean_client_links_no_async_runtime_parser_renderer_or_syn() {
     require(&["nm"]);
@@ -562,9 +620,10 @@ fn the_lean_client_links_no_async_runtime_parser_renderer_or_syn() {
 fn a_link_named_like_a_client_subcommand_is_still_that_command() {
     let host = common::Host::start_styled(common::Style::Links);
     let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(common::GANGWAY_CLIENT, dir.path().join("gangway")).unwrap();
     for name in ["call", "wrappers"] {
         let link = dir.path().join(name);
-        std::os::unix::fs::symlink(common::GANGWAY_CLIENT, &link).unwrap();
+        std::os::unix::fs::symlink("gangway", &link).unwrap();
         let mut command = Command::new(&link);
         command.args(["--help"]);
         host.env().apply(&mut command);

@@ -36,6 +36,11 @@ pub mod scan;
 #[cfg(feature = "wrappers")]
 pub mod wrappers;
 
+/// The client program's file name in a directory of link wrappers: what
+/// every link (`search -> gangway`) points to, and how the client knows it
+/// was run through one.
+pub const CLIENT_FILE: &str = "gangway";
+
 #[cfg(feature = "wrappers")]
 pub use wrappers::{
     WrapperStyle, check_wrappers, check_wrappers_with, write_wrappers, write_wrappers_with,

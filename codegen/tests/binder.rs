@@ -778,6 +778,11 @@ fn unknown_names_and_stray_words_are_quoted_short_and_on_one_line() {
         err.to_string().starts_with("unknown flag `-z`"),
         "a cluster names the one flag: {err}"
     );
+    let err = fail(&["-\u{1b}"]);
+    assert!(
+        err.to_string().starts_with("unknown flag `-\\u{1b}`"),
+        "an escape character is shown escaped: {err}"
+    );
     let err = schema()
         .parse_json(&json!({ long.clone(): 1 }))
         .unwrap_err();

@@ -1,7 +1,9 @@
-//! The in-sandbox client: what a wrapper runs for one call
-//! (`<client> call <command> [--stdin <arg>] -- <args...>`), so a host
+//! The in-sandbox client: what a wrapper runs for one call, so a host
 //! binary can be its own client (a multi-call binary) without shipping the
-//! `gangway` CLI into the sandbox.
+//! `gangway` CLI into the sandbox. A script wrapper runs
+//! `<client> call <command> [--stdin <arg>] -- <args...>`; a link wrapper
+//! (`search -> gangway`) runs the client under the command's name, and the
+//! words that follow are the command's.
 //!
 //! At the top of the host's `main`:
 //!
@@ -46,10 +48,6 @@ use crate::ipc::{ArgvOutcome, ClientError, IpcClient, exit};
 /// How to call the client, for its usage errors.
 const USAGE: &str = "call <command> [--stdin <arg>] [--] <args...>";
 
-/// The names the client answers to as itself (besides its own file's):
-/// run under any other name, that name is the command to call.
-const CLIENT_NAMES: [&str; 2] = ["gangway", "gangway-client"];
-
 /// One parsed `call`.
 #[derive(Debug, PartialEq)]
 struct Call {
@@ -71,10 +69,10 @@ enum Stdin {
 }
 
 /// Runs the client with these arguments (the first is the name it was run
-/// as) and returns the exit code. Run under a command's name (a link
-/// wrapper, `search -> gangway`), the rest are that command's words;
-/// otherwise the second is the client's subcommand: `call`, or
-/// `--version`/`--help`.
+/// as) and returns the exit code. Run through a link wrapper (a symbolic
+/// link `search -> gangway`, found by that path or on `PATH`), the rest are
+/// that command's words; otherwise the second is the client's subcommand:
+/// `call`, or `--version`/`--help`.
 pub fn run<I, T>(args: I) -> i32
 where
     I: IntoIterator<Item = T>,
@@ -121,18 +119,16 @@ fn print_help(program: &str) -> i32 {
 }
 
 /// If `args` are a client call, runs it and gives its exit code: `<program>
-/// call ...` (what a script wrapper runs), or a run through a link named
-/// after a command while `GANGWAY_ENDPOINT` is set (a link wrapper).
-/// `None` otherwise, for a host binary that is its own client to go on
-/// with its own work.
+/// call ...` (what a script wrapper runs), or a run through a link wrapper
+/// (`search -> gangway`). `None` otherwise, for a host binary that is its
+/// own client to go on with its own work.
 pub fn run_if_call<I, T>(args: I) -> Option<i32>
 where
     I: IntoIterator<Item = T>,
     T: Into<OsString>,
 {
     let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
-    let through_link = std::env::var_os(crate::ipc::ENV_ENDPOINT).is_some()
-        && args.first().and_then(link_name).is_some();
+    let through_link = args.first().and_then(link_name).is_some();
     (through_link || args.get(1).is_some_and(|arg| arg == "call")).then(|| run(args))
 }
 
@@ -141,21 +137,31 @@ fn file_name(path: &OsString) -> Option<&str> {
     std::path::Path::new(path).file_name()?.to_str()
 }
 
-/// The command a link wrapper names: the name the program was run as,
-/// when that is a command name and neither one of the client's names nor
-/// the name of the program's own file (a link `search -> gangway` runs
-/// `gangway` as `search`).
+/// The command a link wrapper names: the name the program was run as, when
+/// that is a command name and a symbolic link to exactly
+/// [`CLIENT_FILE`](gangway_codegen::CLIENT_FILE) (what link wrappers are),
+/// looked up as given when it holds a `/`, else on `PATH` as the shell did.
+/// Nothing else counts: a host binary started through a symbolic link of
+/// its own, or the client through an alias, is not taken for a call.
 fn link_name(argv0: &OsString) -> Option<String> {
     let name = file_name(argv0)?;
     let command_like = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
         && name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-    if !command_like || CLIENT_NAMES.contains(&name) {
+    if !command_like || name == gangway_codegen::CLIENT_FILE {
         return None;
     }
-    let own = std::env::current_exe().ok()?;
-    (own.file_name()?.to_str()? != name).then(|| name.to_owned())
+    let path = std::path::Path::new(argv0);
+    let found = if argv0.to_string_lossy().contains('/') {
+        path.to_path_buf()
+    } else {
+        std::env::split_paths(&std::env::var_os("PATH")?)
+            .map(|dir| dir.join(name))
+            .find(|candidate| std::fs::symlink_metadata(candidate).is_ok())?
+    };
+    let target = std::fs::read_link(found).ok()?;
+    (target == std::path::Path::new(gangway_codegen::CLIENT_FILE)).then(|| name.to_owned())
 }
 
 /// Reads `call <command> [--stdin <arg>] [--] <args...>`; `Ok(None)` for
@@ -494,26 +500,27 @@ mod tests {
     }
 
     #[test]
-    fn a_link_is_recognised_by_the_name_it_was_run_as() {
-        let exe = std::env::current_exe().unwrap();
-        let own = OsString::from(exe.file_name().unwrap());
-        assert_eq!(link_name(&own), None, "its own name");
-        for client in ["gangway", "/usr/bin/gangway-client"] {
-            assert_eq!(link_name(&OsString::from(client)), None, "{client}");
-        }
-        for (argv0, command) in [
-            ("search", "search"),
-            ("/w/call", "call"),
-            ("web_search", "web_search"),
+    fn a_link_is_a_symbolic_link_to_the_client_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let at = |name: &str| OsString::from(dir.path().join(name));
+        std::fs::write(dir.path().join("gangway"), b"").unwrap();
+        for (name, target) in [
+            ("search", "gangway"),
+            ("call", "gangway"),
+            ("web_search", "gangway"),
+            ("alias", "/usr/bin/gangway"),
+            ("other", "gangway-client"),
+            ("9lives", "gangway"),
         ] {
-            assert_eq!(link_name(&OsString::from(argv0)).as_deref(), Some(command));
+            std::os::unix::fs::symlink(target, dir.path().join(name)).unwrap();
         }
-        for not_a_command in ["-sh", "9lives", "a.b", ""] {
-            assert_eq!(
-                link_name(&OsString::from(not_a_command)),
-                None,
-                "{not_a_command:?}"
-            );
+        for command in ["search", "call", "web_search"] {
+            assert_eq!(link_name(&at(command)).as_deref(), Some(command));
         }
+        for not_a_link in ["alias", "other", "9lives", "gangway", "missing"] {
+            assert_eq!(link_name(&at(not_a_link)), None, "{not_a_link}");
+        }
+        let exe = std::env::current_exe().unwrap();
+        assert_eq!(link_name(&exe.into_os_string()), None, "its own name");
     }
 }

@@ -183,20 +183,22 @@ impl ToolSchema {
             .map(|p| format!("--{}", p.long));
         let whole_long = (cluster.len() > 1 && self.param_by_long(cluster).is_some())
             .then(|| format!("--{cluster}"));
+        // The character as messages quote it (a control character escaped).
+        let shown = excerpt(&short.to_string()).into_owned();
         let (message, suggestion) = match (one_char_long, whole_long) {
             (Some(long), _) => (
-                format!("unknown flag `-{short}`; did you mean `{long}`?"),
+                format!("unknown flag `-{shown}`; did you mean `{long}`?"),
                 Some(long),
             ),
             (None, Some(whole)) if at == 0 => (
                 format!(
-                    "unknown flag `-{short}` in `-{}`; did you mean `{whole}`?",
+                    "unknown flag `-{shown}` in `-{}`; did you mean `{whole}`?",
                     excerpt(cluster)
                 ),
                 Some(whole),
             ),
             (None, whole) => {
-                let message = format!("unknown flag `-{short}`{}", self.short_list_hint());
+                let message = format!("unknown flag `-{shown}`{}", self.short_list_hint());
                 let near = || {
                     let shorts: Vec<String> = self
                         .params

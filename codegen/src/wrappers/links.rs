@@ -5,16 +5,20 @@
 //! shell's and then the client's.
 //!
 //! The links are relative, so the directory works wherever it is mounted
-//! (a sandbox binding it elsewhere included). The client is hard-linked
-//! when it is on the same file system and executable, else copied; either
-//! way it lands under a temporary name and is renamed into place, so a
-//! call never runs half a program.
+//! (a sandbox binding it elsewhere included). The client is copied (never
+//! hard-linked: the copy shares nothing with the host's own program, even
+//! if a sandbox could write to the directory) into a fresh temporary file,
+//! then renamed into place, so a call never runs half a program. A marker
+//! file, [`PLACED_MARKER`], records that gangway placed it: a `gangway`
+//! already in the directory without the marker (a user's own CLI in
+//! `~/bin`, say) is never replaced, and script wrappers written later
+//! remove the placed client with the links.
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::io::{self, Read};
+use std::io::{self, Write};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::{
     Existing, WrapperError, WrapperReport, existing_wrappers, io_error, refuse_foreign,
@@ -22,10 +26,15 @@ use super::{
 };
 use crate::schema::{Manifest, is_valid_command_name};
 
-/// The client program's file name in a directory of link wrappers: what
-/// every link points to, and what `gangway list` or `gangway mcp` run as
-/// inside the sandbox.
-pub const CLIENT_FILE: &str = "gangway";
+pub use crate::CLIENT_FILE;
+
+/// The file that records that gangway placed the client in the directory
+/// (hidden, so `PATH` lookups and listings pass it by).
+pub const PLACED_MARKER: &str = ".gangway-client-placed";
+
+/// The marker's contents.
+const MARKER_TEXT: &str = "# the `gangway` program here was placed by gangway's link wrappers; \
+                           gangway replaces or removes it with them\n";
 
 /// Whether `path` (named `name`) is a link wrapper gangway wrote: a
 /// symbolic link to exactly [`CLIENT_FILE`], named like a command.
@@ -77,9 +86,9 @@ enum ClientSlot {
     Stale,
 }
 
-/// Looks at the client's place: a program there (an executable starting
-/// as one, `\x7fELF`) is ours to replace; anything else was not written by
-/// gangway and is refused.
+/// Looks at the client's place: empty, the client as it should be, or a
+/// program gangway placed earlier (the marker says so) that differs; any
+/// other file there was not written by gangway and is refused.
 fn client_slot(
     dir: &Path,
     client: &Path,
@@ -91,7 +100,7 @@ fn client_slot(
         Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(ClientSlot::Empty),
         Err(error) => return Err(io_error(&path)(error)),
     };
-    if !meta.is_file() || !starts_with(&path, b"\x7fELF") {
+    if !meta.is_file() || !placed_by_us(dir) {
         return Err(WrapperError::NotOurs { path });
     }
     let executable = meta.permissions().mode() & 0o111 != 0;
@@ -102,12 +111,27 @@ fn client_slot(
     }
 }
 
-fn starts_with(path: &Path, magic: &[u8]) -> bool {
-    let mut head = vec![0u8; magic.len()];
-    fs::File::open(path)
-        .and_then(|mut file| file.read_exact(&mut head))
-        .is_ok()
-        && head == magic
+/// Whether the marker says gangway placed the client in `dir`.
+pub(super) fn placed_by_us(dir: &Path) -> bool {
+    fs::read_to_string(dir.join(PLACED_MARKER)).is_ok_and(|text| text == MARKER_TEXT)
+}
+
+/// Removes a client gangway placed in `dir`, and its marker: script
+/// wrappers do not run it, and left first on `PATH` it would shadow the
+/// real `gangway`. Whether there was one.
+pub(super) fn remove_placed_client(dir: &Path) -> Result<bool, WrapperError> {
+    let path = dir.join(CLIENT_FILE);
+    if !placed_by_us(dir) {
+        return Ok(false);
+    }
+    match fs::remove_file(&path) {
+        Ok(()) => {}
+        Err(error) if error.kind() == io::ErrorKind::NotFound => {}
+        Err(error) => return Err(io_error(&path)(error)),
+    }
+    let marker = dir.join(PLACED_MARKER);
+    fs::remove_file(&marker).map_err(io_error(&marker))?;
+    Ok(true)
 }
 
 /// Whether two files hold the same bytes (the same file, trivially).
@@ -131,54 +155,56 @@ fn same_contents(
     Ok(a_bytes == b_bytes)
 }
 
-/// A name beside the target, unused, for writing it before the rename.
-fn temporary_name(dir: &Path, name: &str) -> PathBuf {
-    let pid = std::process::id();
-    (0u32..)
-        .map(|n| dir.join(format!(".{name}.{pid}.{n}")))
-        .find(|path| fs::symlink_metadata(path).is_err())
-        .unwrap_or_else(|| dir.join(format!(".{name}.{pid}")))
-}
-
-/// Puts the client program in place: a hard link when it is executable
-/// and on this file system (no copy, nothing to keep in step), else a copy
-/// made executable; under a temporary name, renamed over the target.
-fn place_client(dir: &Path, client: &Path, client_meta: &fs::Metadata) -> Result<(), WrapperError> {
+/// Puts a copy of the client program in place: written to a fresh
+/// temporary file (created exclusively, so nothing planted at a predictable
+/// name is written through), made executable, synced, and renamed over the
+/// target once nobody holds it open for writing; then the marker.
+fn place_client(dir: &Path, client: &Path) -> Result<(), WrapperError> {
     let target = dir.join(CLIENT_FILE);
-    let temp = temporary_name(dir, CLIENT_FILE);
-    let linked =
-        client_meta.permissions().mode() & 0o111 != 0 && fs::hard_link(client, &temp).is_ok();
-    if !linked {
-        fs::copy(client, &temp).map_err(|source| WrapperError::MissingClient {
-            path: client.to_path_buf(),
-            source,
-        })?;
-        if let Err(error) = fs::set_permissions(&temp, fs::Permissions::from_mode(0o755)) {
-            let _ = fs::remove_file(&temp);
-            return Err(io_error(&temp)(error));
-        }
-        // A copy was written: see `settle` for why this waits.
-        super::settle::until_no_writers(&temp);
-    }
-    fs::rename(&temp, &target).map_err(|error| {
-        let _ = fs::remove_file(&temp);
-        io_error(&target)(error)
-    })
+    let mut temp = tempfile::Builder::new()
+        .prefix(&format!(".{CLIENT_FILE}."))
+        .tempfile_in(dir)
+        .map_err(io_error(dir))?;
+    let mut source = fs::File::open(client).map_err(|source| WrapperError::MissingClient {
+        path: client.to_path_buf(),
+        source,
+    })?;
+    io::copy(&mut source, temp.as_file_mut()).map_err(io_error(temp.path()))?;
+    temp.as_file_mut().flush().map_err(io_error(temp.path()))?;
+    temp.as_file().sync_all().map_err(io_error(temp.path()))?;
+    fs::set_permissions(temp.path(), fs::Permissions::from_mode(0o755))
+        .map_err(io_error(temp.path()))?;
+    let temp = temp.into_temp_path();
+    super::settle::until_no_writers(&temp);
+    temp.persist(&target)
+        .map_err(|error| io_error(&target)(error.error))?;
+    let marker = dir.join(PLACED_MARKER);
+    fs::write(&marker, MARKER_TEXT).map_err(io_error(&marker))
 }
 
-/// Makes `dir/name` a link to the client, atomically.
+/// Makes `dir/name` a link to the client, atomically: the link is made
+/// under a fresh name (retried if taken) and renamed over the target.
 fn place_link(dir: &Path, name: &str) -> Result<(), WrapperError> {
     let target = dir.join(name);
-    let temp = temporary_name(dir, name);
-    std::os::unix::fs::symlink(CLIENT_FILE, &temp).map_err(io_error(&temp))?;
-    fs::rename(&temp, &target).map_err(|error| {
-        let _ = fs::remove_file(&temp);
-        io_error(&target)(error)
-    })
+    let pid = std::process::id();
+    for attempt in 0u32.. {
+        let temp = dir.join(format!(".{name}.{pid}.{attempt}.link"));
+        match std::os::unix::fs::symlink(CLIENT_FILE, &temp) {
+            Ok(()) => {
+                return fs::rename(&temp, &target).map_err(|error| {
+                    let _ = fs::remove_file(&temp);
+                    io_error(&target)(error)
+                });
+            }
+            Err(error) if error.kind() == io::ErrorKind::AlreadyExists && attempt < 100 => {}
+            Err(error) => return Err(io_error(&temp)(error)),
+        }
+    }
+    unreachable!("the loop returns by its hundredth attempt")
 }
 
-/// Writes link wrappers for `manifest` into `dir` (created if missing): the
-/// program `client` as [`CLIENT_FILE`] and a link per command, replacing
+/// Writes link wrappers for `manifest` into `dir` (created if missing): a
+/// copy of the program `client` as [`CLIENT_FILE`] and a link per command, replacing
 /// script wrappers of the same commands and removing the wrappers (of
 /// either style) of commands no longer there. Up-to-date links and an
 /// up-to-date client are left alone.
@@ -202,7 +228,7 @@ pub fn write_links(
     let slot = client_slot(dir, client, &client_meta)?;
     let mut report = WrapperReport::default();
     if !matches!(slot, ClientSlot::Current) {
-        place_client(dir, client, &client_meta)?;
+        place_client(dir, client)?;
         report.client_written = true;
     }
     for name in &names {

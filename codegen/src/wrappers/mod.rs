@@ -42,8 +42,8 @@ pub enum WrapperStyle {
     /// a host that cannot put a program into the sandbox.
     #[default]
     Scripts,
-    /// The client program at `client`, copied (or hard-linked) into the
-    /// directory as [`CLIENT_FILE`], and a symbolic link per command to it:
+    /// The client program at `client`, copied into the directory as
+    /// [`CLIENT_FILE`], and a symbolic link per command to it:
     /// the client takes the command from the name it was run as, and the
     /// host says whether the call takes standard input. One process start
     /// per call.
@@ -66,6 +66,9 @@ pub struct WrapperReport {
     pub removed: Vec<String>,
     /// Link wrappers: the client program was placed (new or changed).
     pub client_written: bool,
+    /// Script wrappers: a client program link wrappers had placed was
+    /// removed with them.
+    pub client_removed: bool,
 }
 
 /// Why wrappers could not be written or checked.
@@ -379,6 +382,7 @@ pub fn write_wrappers(manifest: &Manifest, dir: &Path) -> Result<WrapperReport, 
         |name| wanted.contains_key(name),
         &mut report,
     )?;
+    report.client_removed = links::remove_placed_client(dir)?;
     Ok(report)
 }
 
@@ -419,6 +423,11 @@ pub fn check_wrappers(manifest: &Manifest, dir: &Path) -> Result<(), WrapperErro
         }
     }
     stale_diff(&existing, |name| wanted.contains_key(name), &mut diff);
+    if links::placed_by_us(dir) {
+        diff.push_str(&format!(
+            "{CLIENT_FILE}: the client program link wrappers placed, to remove\n"
+        ));
+    }
     if diff.is_empty() {
         Ok(())
     } else {

@@ -157,9 +157,9 @@ impl CommandEnv for tokio::process::Command {
 }
 
 /// The client program wrappers run: `GANGWAY_BIN` if it names an
-/// executable file, else the lean `gangway-client` (then the full `gangway`
-/// CLI, which also makes calls) next to the current executable, else one
-/// on `PATH`.
+/// executable file; else, next to the current executable, the lean
+/// `gangway-client`, then the `gangway` CLI (which also makes calls); else
+/// the same two in each `PATH` directory in turn.
 pub fn locate_client_bin() -> Option<PathBuf> {
     if let Some(bin) = std::env::var_os(ENV_BIN).map(PathBuf::from)
         && is_executable(&bin)
@@ -169,16 +169,19 @@ pub fn locate_client_bin() -> Option<PathBuf> {
     let beside = std::env::current_exe()
         .ok()
         .and_then(|exe| exe.parent().map(Path::to_path_buf));
-    let path = std::env::var_os("PATH");
-    let dirs: Vec<PathBuf> = beside
-        .into_iter()
-        .chain(path.iter().flat_map(std::env::split_paths))
-        .collect();
-    ["gangway-client", "gangway"].iter().find_map(|name| {
-        dirs.iter()
-            .map(|dir| dir.join(name))
-            .find(|path| is_executable(path))
-    })
+    let on_path: Vec<PathBuf> = std::env::var_os("PATH")
+        .map(|path| std::env::split_paths(&path).collect())
+        .unwrap_or_default();
+    let names = ["gangway-client", "gangway"];
+    beside
+        .iter()
+        .flat_map(|dir| names.iter().map(move |name| dir.join(name)))
+        .chain(
+            on_path
+                .iter()
+                .flat_map(|dir| names.iter().map(move |name| dir.join(name))),
+        )
+        .find(|path| is_executable(path))
 }
 
 /// A regular file someone may execute (what `PATH` lookup accepts).

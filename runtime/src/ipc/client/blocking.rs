@@ -107,7 +107,10 @@ impl IpcClient {
     /// hello leaves with the first call, in one write, which saves a round
     /// trip (what the in-sandbox client does, once per process). The host
     /// still checks the token before it reads the call, so a wrong token
-    /// surfaces as the first call's `auth` error.
+    /// surfaces as the first call's `auth` error. Make the first call soon:
+    /// the host waits for a hello only so long (5 s by default,
+    /// `IpcServerBuilder::hello_timeout`), and one that comes later is
+    /// refused.
     ///
     /// # Errors
     ///
@@ -219,7 +222,11 @@ impl IpcClient {
             }
             pending => {
                 self.hello = pending;
-                self.greet()?;
+                if let Err(error) = self.greet() {
+                    // The host refused or left: nothing more on this one.
+                    self.broken = true;
+                    return Err(error);
+                }
                 let body = checked(body, self.max_frame)?;
                 self.broken = true;
                 protocol::write_frame(&mut self.stream, &body).map_err(ClientError::Io)?;
