@@ -45,6 +45,7 @@ enum Command {
 // Parsed by `gangway::cli`; described here for `gangway --help`.
 #[allow(dead_code)]
 #[derive(Debug, Args)]
+#[command(after_help = gangway::cli::EXIT_CODES)]
 struct Call {
     /// The command.
     command: String,

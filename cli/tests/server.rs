@@ -304,14 +304,8 @@ fn a_call_over_the_timeout_is_answered_with_a_timeout() {
     let mut client = IpcClient::connect_to(env.endpoint(), env.token()).unwrap();
     let err = client.call_raw("sleep", &sleep_params(5_000)).unwrap_err();
     let remote = err.remote().expect("the host answers");
-    assert_eq!((remote.kind.as_str(), remote.exit), ("timeout", 1));
-    assert!(
-        remote
-            .message
-            .starts_with("sleep: the call did not finish within"),
-        "{}",
-        remote.message
-    );
+    assert_eq!((remote.kind.as_str(), remote.exit), ("timeout", 124));
+    assert_eq!(remote.message, "command `sleep` timed out after 100ms");
     let reply = client.call_raw("sleep", &sleep_params(1)).unwrap();
     assert_eq!(
         rmp_serde::from_slice::<u64>(&reply).unwrap(),
@@ -376,4 +370,50 @@ fn a_tokio_child_gets_the_endpoint_token_client_and_path() {
         lines.next().unwrap(),
         host.wrapper("search").to_str().unwrap()
     );
+}
+
+#[test]
+fn a_handler_sees_its_caller_leave_through_its_context() {
+    use gangway::ipc::protocol;
+    use std::sync::atomic::Ordering;
+    use std::time::{Duration, Instant};
+
+    let host = common::Host::start();
+    let env = host.env();
+    let path = match env.endpoint() {
+        gangway::ipc::Endpoint::Unix(path) => path.clone(),
+        other => panic!("not a Unix socket: {other}"),
+    };
+    let mut raw = std::os::unix::net::UnixStream::connect(path).unwrap();
+    let hello = protocol::Hello {
+        v: protocol::VERSION,
+        token: env.token().to_owned(),
+    };
+    protocol::write_frame(&mut raw, &protocol::encode(&hello)).unwrap();
+    protocol::read_frame(&mut raw, 1 << 20).unwrap().unwrap();
+    let request = protocol::Request {
+        id: 1,
+        method: "linger".into(),
+        params: None,
+        argv: None,
+        stdin: None,
+        stdin_ready: false,
+    };
+    protocol::write_frame(&mut raw, &protocol::encode(&request)).unwrap();
+    let until = |what: &str, done: &dyn Fn() -> bool| {
+        let started = Instant::now();
+        while !done() {
+            assert!(started.elapsed() < Duration::from_secs(30), "{what}");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    };
+    until("the call started", &|| {
+        host.tally.waits_started.load(Ordering::SeqCst) == 1
+    });
+    assert_eq!(host.tally.waits_caller_gone.load(Ordering::SeqCst), 0);
+    // The caller leaves, as a process killed mid-call does.
+    drop(raw);
+    until("the handler saw its caller leave", &|| {
+        host.tally.waits_caller_gone.load(Ordering::SeqCst) == 1
+    });
 }

@@ -517,3 +517,45 @@ fn unreadable_stdin_is_named_as_such() {
         );
     }
 }
+
+#[test]
+fn a_call_past_its_timeout_is_cancelled_and_exits_124() {
+    for style in Style::ALL {
+        let host = Host::start_styled(style);
+        let out = host.shell(&["sh"], "hang", &[], None);
+        assert_eq!(
+            out.status.code(),
+            Some(124),
+            "{style:?}: {}",
+            text(&out.stderr)
+        );
+        assert_eq!(
+            text(&out.stderr),
+            "command `hang` timed out after 300ms\n",
+            "{style:?}: as timeout(1) says it"
+        );
+        assert!(out.stdout.is_empty());
+        assert_eq!(
+            host.tally
+                .hangs_timed_out
+                .load(std::sync::atomic::Ordering::SeqCst),
+            1,
+            "{style:?}: the handler saw its timeout as a cancellation"
+        );
+        // A handler that ignores the cancellation is dropped after the
+        // grace; the caller still gets its answer.
+        let out = host.shell(&["sh"], "hang --stubborn", &[], None);
+        assert_eq!(
+            out.status.code(),
+            Some(124),
+            "{style:?}: {}",
+            text(&out.stderr)
+        );
+        assert_eq!(
+            host.tally
+                .hangs_started
+                .load(std::sync::atomic::Ordering::SeqCst),
+            2
+        );
+    }
+}

@@ -99,6 +99,19 @@ fn command_impl(model: &CommandModel) -> TokenStream {
         ),
     };
     let apply_body = apply_args_body(model);
+    let set_context = model.context_field().map(|field| {
+        quote! {
+            fn set_context(&mut self, __gangway_context: #krate::ipc::CallContext) {
+                self.#field = __gangway_context;
+            }
+        }
+    });
+    let timeout = model.timeout_ms.map(|ms| {
+        quote! {
+            const TIMEOUT: ::core::option::Option<::core::time::Duration> =
+                ::core::option::Option::Some(::core::time::Duration::from_millis(#ms));
+        }
+    });
     let schema = schema_tokens(model);
 
     quote! {
@@ -130,6 +143,10 @@ fn command_impl(model: &CommandModel) -> TokenStream {
             #stdin_arg
 
             #set_method_name
+
+            #set_context
+
+            #timeout
 
             const SCHEMA: ::core::option::Option<&'static #krate::tool::ToolSchema> =
                 ::core::option::Option::Some(&#schema);

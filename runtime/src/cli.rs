@@ -38,7 +38,8 @@
 //!
 //! Exit codes ([`ipc::exit`](crate::ipc::exit)): 1 when the handler
 //! failed, 2 for a usage error (or input too large to send), 69 when the
-//! host cannot be reached, 74 when standard input cannot be read.
+//! host cannot be reached, 74 when standard input cannot be read, 124 when
+//! the call timed out.
 
 use std::ffi::OsString;
 use std::io::{self, IsTerminal, Read, Write};
@@ -47,6 +48,18 @@ use crate::ipc::{ArgvOutcome, ClientError, IpcClient, exit};
 
 /// How to call the client, for its usage errors.
 const USAGE: &str = "call <command> [--stdin <arg>] [--] <args...>";
+
+/// The exit codes, as `--help` lists them.
+pub const EXIT_CODES: &str = "\
+Exit codes:
+  0    the call succeeded
+  1    the command failed (its handler returned an error)
+  2    usage error: unknown command or flag, bad value, missing argument
+  69   the host cannot be reached or refused the connection
+  70   the command's response could not be encoded
+  74   standard input could not be read
+  124  the call timed out (and was cancelled)
+";
 
 /// One parsed `call`.
 #[derive(Debug, PartialEq)]
@@ -112,7 +125,8 @@ fn print_help(program: &str) -> i32 {
         format!(
             "Call a host command (what wrappers run).\n\n\
              Usage: {program} {USAGE}\n       \
-             <command> <args...>  (run through a link named after the command)\n"
+             <command> <args...>  (run through a link named after the command)\n\n\
+             {EXIT_CODES}"
         )
         .as_bytes(),
     )

@@ -110,7 +110,6 @@ pub mod tool;
 
 #[cfg(feature = "stdio")]
 mod process_tree;
-#[cfg(any(feature = "ipc", feature = "stdio"))]
 mod sync;
 
 #[doc(hidden)]

@@ -166,6 +166,69 @@ impl Ping {
     }
 }
 
+/// Wait until the call is cancelled (it times out after 300 ms), and count
+/// the cancellations seen, by reason.
+#[derive(Clone, Serialize, IpcCommand)]
+#[ipc(name = "hang", response = String, timeout = "300ms")]
+pub struct Hang {
+    /// Ignore the cancellation: keep going past the cancel grace.
+    pub stubborn: bool,
+    #[ipc(context)]
+    #[serde(skip)]
+    pub ctx: gangway::ipc::CallContext,
+    /// Calls begun.
+    #[ipc(state)]
+    #[serde(skip)]
+    pub started: Arc<AtomicU64>,
+    /// Cancellations the handler saw because the call timed out.
+    #[ipc(state)]
+    #[serde(skip)]
+    pub timed_out: Arc<AtomicU64>,
+}
+
+impl Hang {
+    async fn handle(&mut self) -> String {
+        self.started.fetch_add(1, Ordering::SeqCst);
+        if self.stubborn {
+            tokio::time::sleep(std::time::Duration::from_secs(3600)).await;
+        }
+        self.ctx.cancelled().await;
+        if self.ctx.cancel_reason() == Some(gangway::ipc::CancelReason::TimedOut) {
+            self.timed_out.fetch_add(1, Ordering::SeqCst);
+        }
+        "cancelled".to_owned()
+    }
+}
+
+/// Wait, with no timeout of its own, until the call is cancelled; count
+/// the cancellations seen because the caller went away.
+#[derive(Clone, Serialize, IpcCommand)]
+#[ipc(name = "linger", response = String)]
+pub struct Wait {
+    #[ipc(context)]
+    #[serde(skip)]
+    pub ctx: gangway::ipc::CallContext,
+    /// Calls begun.
+    #[ipc(state)]
+    #[serde(skip)]
+    pub started: Arc<AtomicU64>,
+    /// Cancellations seen because the caller left.
+    #[ipc(state)]
+    #[serde(skip)]
+    pub caller_gone: Arc<AtomicU64>,
+}
+
+impl Wait {
+    async fn handle(&mut self) -> String {
+        self.started.fetch_add(1, Ordering::SeqCst);
+        self.ctx.cancelled().await;
+        if self.ctx.cancel_reason() == Some(gangway::ipc::CancelReason::CallerGone) {
+            self.caller_gone.fetch_add(1, Ordering::SeqCst);
+        }
+        "cancelled".to_owned()
+    }
+}
+
 /// Take a while.
 #[derive(Clone, Serialize, IpcCommand)]
 #[ipc(name = "sleep", response = u64)]
@@ -302,6 +365,14 @@ pub struct Tally {
     pub sleeps_started: Arc<AtomicU64>,
     /// Sleeps that ran to the end.
     pub sleeps_finished: Arc<AtomicU64>,
+    /// `hang` calls begun.
+    pub hangs_started: Arc<AtomicU64>,
+    /// `hang` calls that saw their timeout as a cancellation.
+    pub hangs_timed_out: Arc<AtomicU64>,
+    /// `wait` calls begun.
+    pub waits_started: Arc<AtomicU64>,
+    /// `wait` calls that saw their caller leave.
+    pub waits_caller_gone: Arc<AtomicU64>,
 }
 
 /// The router every end-to-end test serves.
@@ -325,6 +396,17 @@ pub fn router(tally: &Tally) -> IpcRouter {
         })
         .register(Fail { why: String::new() })
         .register(Ping {})
+        .register(Hang {
+            stubborn: false,
+            ctx: gangway::ipc::CallContext::detached(),
+            started: tally.hangs_started.clone(),
+            timed_out: tally.hangs_timed_out.clone(),
+        })
+        .register(Wait {
+            ctx: gangway::ipc::CallContext::detached(),
+            started: tally.waits_started.clone(),
+            caller_gone: tally.waits_caller_gone.clone(),
+        })
         .register(Sleep {
             ms: 0,
             started: tally.sleeps_started.clone(),

@@ -33,6 +33,8 @@ pub struct CommandOpts {
     pub krate: Option<syn::Path>,
     /// `bound = "T: Trait, ..."`: extra where-clause predicates for the impl.
     pub bound: Vec<syn::WherePredicate>,
+    /// `timeout = "30s"`: how long a call may run.
+    pub timeout: Option<Spanned<String>>,
 }
 
 impl CommandOpts {
@@ -51,6 +53,7 @@ impl CommandOpts {
             handler: None,
             krate: None,
             bound: Vec::new(),
+            timeout: None,
         };
         for entry in attr_entries(&input.attrs, "ipc", "positional", cx) {
             opts.read_entry(&entry, cx);
@@ -85,6 +88,11 @@ impl CommandOpts {
             StructKey::Handler => {
                 if let Some(ident) = cx.handle(entry.parse::<syn::Ident>("run")) {
                     entry.once(&mut self.handler, ident, cx);
+                }
+            }
+            StructKey::Timeout => {
+                if let Some(text) = entry.string("\"30s\"", cx) {
+                    entry.once(&mut self.timeout, text, cx);
                 }
             }
             StructKey::Crate => {
@@ -130,6 +138,8 @@ pub struct FieldOpts {
     pub state: Flag,
     /// `method`: receives the name the command was called by.
     pub method: Flag,
+    /// `context`: receives the call's `CallContext`.
+    pub context: Flag,
     /// `short = 'x'`: the short flag.
     pub short: Option<Spanned<char>>,
     /// `default = <expr>`: the value when the argument is missing.
@@ -149,6 +159,7 @@ impl FieldOpts {
             stdin: Flag::default(),
             state: Flag::default(),
             method: Flag::default(),
+            context: Flag::default(),
             short: None,
             default: None,
             default_text: None,
@@ -168,6 +179,7 @@ impl FieldOpts {
             FieldKey::Stdin => self.stdin = entry.flag(cx),
             FieldKey::State => self.state = entry.flag(cx),
             FieldKey::Method => self.method = entry.flag(cx),
+            FieldKey::Context => self.context = entry.flag(cx),
             FieldKey::Short => {
                 let short = entry.parse::<Lit>("'n'").and_then(|lit| match &lit {
                     Lit::Char(c) => Ok(Spanned {

@@ -43,6 +43,9 @@ pub struct CommandModel {
     /// serde's derive reports an error in the struct's serde attributes, so
     /// generating an impl would only add errors after serde's.
     pub serde_reports_error: bool,
+    /// `#[ipc(timeout = "...")]`, in milliseconds, when it reads as a
+    /// duration (the check reports it when it does not).
+    pub timeout_ms: Option<u64>,
 }
 
 /// One field of a command struct.
@@ -65,6 +68,8 @@ pub enum FieldRole {
     State,
     /// Receives the name the command was called by.
     Method,
+    /// Receives the call's `CallContext`.
+    Context,
 }
 
 /// An argument field, resolved.
@@ -210,7 +215,43 @@ impl CommandModel {
             container_default: opts.serde.default.clone(),
             bound: opts.bound.clone(),
             serde_reports_error: opts.serde.serde_reports_error,
+            timeout_ms: opts
+                .timeout
+                .as_ref()
+                .and_then(|text| parse_duration_ms(&text.value).ok()),
         }
+    }
+
+    /// The field that receives the call's context.
+    pub fn context_field(&self) -> Option<&Ident> {
+        self.fields
+            .iter()
+            .find(|f| matches!(f.role, FieldRole::Context))
+            .map(|f| &f.ident)
+    }
+}
+
+/// A duration as `#[ipc(timeout = "...")]` takes it: a whole number and a
+/// unit, `ms`, `s`, `m` or `h` (`"300ms"`, `"30s"`, `"5m"`), more than zero
+/// and at most a year; in milliseconds, or what is wrong with it.
+pub fn parse_duration_ms(text: &str) -> Result<u64, String> {
+    let digits = text.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    let unit = &text[digits.len()..];
+    let per_unit: u64 = match unit {
+        "ms" => 1,
+        "s" => 1000,
+        "m" => 60_000,
+        "h" => 3_600_000,
+        "" => return Err("it has no unit".to_owned()),
+        other => return Err(format!("`{other}` is not a unit")),
+    };
+    let number: u64 = digits
+        .parse()
+        .map_err(|_| format!("`{digits}` is not a whole number"))?;
+    match number.checked_mul(per_unit) {
+        Some(0) => Err("it must be more than zero".to_owned()),
+        Some(ms) if ms <= 365 * 24 * 3_600_000 => Ok(ms),
+        _ => Err("it is over a year".to_owned()),
     }
 }
 
@@ -253,6 +294,8 @@ fn resolve_field(
         Some(FieldRole::State)
     } else if field.method.is_present() {
         Some(FieldRole::Method)
+    } else if field.context.is_present() {
+        Some(FieldRole::Context)
     } else if field.serde.skip_deserializing.is_some() {
         Some(FieldRole::State)
     } else {

@@ -61,13 +61,14 @@ keys! {
     /// `#[ipc(...)]` on a command struct.
     enum StructKey in "`#[ipc(...)]` on a struct" {
         Name = "name", Response = "response", Handler = "handler",
-        Bound = "bound", Crate = "crate",
+        Timeout = "timeout", Bound = "bound", Crate = "crate",
     }
 
     /// `#[ipc(...)]` on a field of a command struct: where its value comes
     /// from, then how it is written and defaulted.
     enum FieldKey in "`#[ipc(...)]` on a field" {
         Positional = "positional", Stdin = "stdin", State = "state", Method = "method",
+        Context = "context",
         Short = "short", Default = "default", DefaultText = "default_text",
     }
 

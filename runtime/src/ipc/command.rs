@@ -125,6 +125,20 @@ pub trait IpcCommand: Serialize + Send + 'static {
     /// which one was called. Does nothing by default.
     fn set_method_name(&mut self, _name: &str) {}
 
+    /// Receives the call's [`CallContext`](crate::ipc::CallContext) (whether
+    /// and why it was cancelled), after
+    /// [`set_method_name`](IpcCommand::set_method_name) and before
+    /// [`handle`](IpcCommand::handle). The derive implements it for a field
+    /// marked `#[ipc(context)]`; a hand-written impl may instead call
+    /// [`CallContext::current`](crate::ipc::CallContext::current) in its
+    /// handler. Does nothing by default.
+    fn set_context(&mut self, _context: crate::ipc::CallContext) {}
+
+    /// How long a call may run before it is cancelled and the caller exits
+    /// 124 (`#[ipc(timeout = "30s")]`); `None` (the default) leaves it to the
+    /// server's call timeout.
+    const TIMEOUT: Option<std::time::Duration> = None;
+
     /// The command's schema, known at compile time (set by the derive).
     const SCHEMA: Option<&'static ToolSchema> = None;
 

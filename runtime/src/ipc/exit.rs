@@ -7,18 +7,18 @@
 //! | code | name | when |
 //! |---|---|---|
 //! | 0 | [`OK`] | the call succeeded (help included) |
-//! | 1 | [`FAILURE`] | the handler failed or panicked, the call timed out, or its answer was too large or could not be written out |
+//! | 1 | [`FAILURE`] | the handler failed or panicked, or its answer was too large or could not be written out |
 //! | 2 | [`USAGE`] | a usage mistake: an unknown command or flag, a bad value, a missing argument, a call too large to send |
 //! | 69 | [`UNAVAILABLE`] | the host cannot be reached, refused the connection (busy, wrong token) or the exchange broke (`EX_UNAVAILABLE`) |
 //! | 70 | [`SOFTWARE`] | the handler's response could not be encoded (`EX_SOFTWARE`) |
 //! | 74 | [`STDIN`] | standard input could not be read (`EX_IOERR`) |
+//! | 124 | [`TIMEOUT`] | the call ran past its timeout and was cancelled (as `timeout(1)` exits) |
 
 /// The call succeeded.
 pub const OK: i32 = 0;
 
-/// The call failed: the handler reported failure or panicked, the call ran
-/// past its time limit, its response was over the frame limit, or the
-/// client could not write it out.
+/// The call failed: the handler reported failure or panicked, its response
+/// was over the frame limit, or the client could not write it out.
 pub const FAILURE: i32 = 1;
 
 /// A usage mistake: an unknown command or flag, a bad value, a missing
@@ -34,3 +34,8 @@ pub const SOFTWARE: i32 = 70;
 
 /// Standard input could not be read (`EX_IOERR`).
 pub const STDIN: i32 = 74;
+
+/// The call ran past its timeout (the command's `#[ipc(timeout = "...")]`,
+/// else the server's call timeout) and was cancelled: what `timeout(1)`
+/// exits with.
+pub const TIMEOUT: i32 = 124;

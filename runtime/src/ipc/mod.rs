@@ -53,6 +53,7 @@ mod bwrap;
 #[cfg(any(feature = "ipc", feature = "client"))]
 mod client;
 mod command;
+mod context;
 #[cfg(any(feature = "ipc", feature = "client"))]
 mod endpoint;
 #[cfg(any(feature = "ipc", feature = "client"))]
@@ -78,6 +79,7 @@ pub use client::AsyncIpcClient;
 #[cfg_attr(docsrs, doc(cfg(any(feature = "ipc", feature = "client"))))]
 pub use client::{ClientError, IpcClient, RemoteError};
 pub use command::{CommandError, CommandResult, IpcCommand, Reply};
+pub use context::{CallContext, CancelReason, Cancelled};
 #[cfg(any(feature = "ipc", feature = "client"))]
 #[cfg_attr(docsrs, doc(cfg(any(feature = "ipc", feature = "client"))))]
 pub use endpoint::Endpoint;

@@ -77,6 +77,9 @@ pub struct CommandInfo {
     pub stdin_arg: Option<String>,
     /// Everything the command accepts.
     pub schema: ToolSchema,
+    /// How long a call may run (`#[ipc(timeout = "...")]`); `None` leaves it
+    /// to the server's call timeout.
+    pub timeout: Option<std::time::Duration>,
 }
 
 impl std::fmt::Debug for IpcRouter {
@@ -158,6 +161,7 @@ impl IpcRouter {
                 .collect(),
             stdin_arg: command.stdin_arg().map(Cow::into_owned),
             schema: command.schema().into_owned(),
+            timeout: C::TIMEOUT,
         };
         let handler: Arc<dyn ErasedHandler> = Arc::new(Prototype(command));
         self.commands.insert(name, Entry { handler, info });
@@ -244,6 +248,7 @@ where
                     message: error.to_string(),
                 })?;
             command.set_method_name(method);
+            command.set_context(crate::ipc::CallContext::current());
             let response = command.handle().await;
             match C::encode_reply(&response) {
                 Ok(Reply::Success(payload)) => Ok(payload),

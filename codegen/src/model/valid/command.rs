@@ -74,6 +74,29 @@ pub(in crate::model) fn check(opts: &CommandOpts, model: &CommandModel, cx: &mut
             ),
         );
     }
+    if let Some(timeout) = &opts.timeout
+        && let Err(why) = crate::model::command::parse_duration_ms(&timeout.value)
+    {
+        cx.error(
+            &timeout.span,
+            format!(
+                "`timeout = \"{}\"` is not a duration: {why}; write a whole number and a unit \
+                 (ms, s, m or h), as in `timeout = \"30s\"`",
+                timeout.value
+            ),
+        );
+    }
+    let contexts: Vec<_> = opts
+        .fields
+        .iter()
+        .filter(|f| f.context.is_present())
+        .collect();
+    if contexts.len() > 1 {
+        cx.error(
+            &contexts[1].context.span(),
+            "only one field can be `#[ipc(context)]`: every clone of the context is the same",
+        );
+    }
     for field in &opts.fields {
         check_field(field, model, cx);
     }
@@ -95,6 +118,7 @@ fn check_field(field: &FieldOpts, model: &CommandModel, cx: &mut Ctxt) {
         ("stdin", &field.stdin),
         ("state", &field.state),
         ("method", &field.method),
+        ("context", &field.context),
     ]
     .into_iter()
     .filter(|(_, flag)| flag.is_present())
@@ -113,7 +137,7 @@ fn check_field(field: &FieldOpts, model: &CommandModel, cx: &mut Ctxt) {
             ),
         );
     }
-    if field.state.is_present() || field.method.is_present() {
+    if field.state.is_present() || field.method.is_present() || field.context.is_present() {
         check_not_an_arg(field, ident, cx);
         return;
     }
@@ -150,6 +174,8 @@ fn check_field(field: &FieldOpts, model: &CommandModel, cx: &mut Ctxt) {
 fn check_not_an_arg(field: &FieldOpts, ident: &Ident, cx: &mut Ctxt) {
     let (key, key_span) = if field.state.is_present() {
         ("state", field.state.span())
+    } else if field.context.is_present() {
+        ("context", field.context.span())
     } else {
         ("method", field.method.span())
     };

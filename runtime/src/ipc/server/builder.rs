@@ -36,6 +36,7 @@ pub struct IpcServerBuilder {
     max_in_flight: usize,
     max_queued_bytes: usize,
     call_timeout: Option<Duration>,
+    cancel_grace: Duration,
     hello_timeout: Duration,
     io_timeout: Duration,
     tcp: Option<SocketAddr>,
@@ -53,6 +54,7 @@ impl fmt::Debug for IpcServerBuilder {
             .field("max_connections", &self.max_connections)
             .field("max_in_flight", &self.max_in_flight)
             .field("call_timeout", &self.call_timeout)
+            .field("cancel_grace", &self.cancel_grace)
             .field("tcp", &self.tcp)
             .field("token", &self.token.as_ref().map(|_| "<redacted>"))
             .finish_non_exhaustive()
@@ -67,6 +69,7 @@ impl Default for IpcServerBuilder {
             max_in_flight: 32,
             max_queued_bytes: 64 * 1024 * 1024,
             call_timeout: Some(Duration::from_secs(300)),
+            cancel_grace: Duration::from_secs(2),
             hello_timeout: Duration::from_secs(5),
             io_timeout: Duration::from_secs(30),
             tcp: None,
@@ -119,8 +122,16 @@ impl IpcServerBuilder {
         max_queued_bytes(bytes: usize) => bytes.clamp(1, u32::MAX as usize);
 
         /// How long one call may run (5 minutes by default; `None` for no
-        /// limit). A call over it is answered with a `timeout` error.
+        /// limit) unless its command sets its own (`#[ipc(timeout = "...")]`).
+        /// A call over it is cancelled and answered with a `timeout` error
+        /// (exit 124).
         call_timeout(timeout: Option<Duration>) => timeout;
+
+        /// How long a cancelled call's handler may take to finish once its
+        /// [`CallContext`](crate::ipc::CallContext) says it is cancelled (the
+        /// caller left, or the call timed out) before it is dropped (2 seconds
+        /// by default).
+        cancel_grace(grace: Duration) => grace;
 
         /// How long a new connection has to present its token (5 seconds by
         /// default); a connection that does not is closed.
@@ -204,6 +215,7 @@ impl IpcServerBuilder {
             max_in_flight: self.max_in_flight,
             max_queued_bytes: self.max_queued_bytes,
             call_timeout: self.call_timeout,
+            cancel_grace: self.cancel_grace,
             hello_timeout: self.hello_timeout,
             io_timeout: self.io_timeout,
             connections: Arc::new(Semaphore::new(self.max_connections)),

@@ -7,6 +7,7 @@ use serde_bytes::ByteBuf;
 
 use super::Shared;
 use crate::ipc::argv::{ArgvOutcome, ArgvPlan};
+use crate::ipc::context::{CallContext, CancelReason};
 use crate::ipc::error::IpcError;
 use crate::ipc::exit;
 use crate::ipc::kind::ErrorKind;
@@ -14,8 +15,8 @@ use crate::ipc::protocol::{self, Request, Response, WireError};
 
 /// Runs one call and encodes its response; a response over the frame limit
 /// is answered with a `response_too_large` error instead.
-pub(super) async fn answer(shared: &Shared, request: Request) -> Vec<u8> {
-    let response = respond(shared, request).await;
+pub(super) async fn answer(shared: &Shared, request: Request, context: CallContext) -> Vec<u8> {
+    let response = respond(shared, request, context).await;
     let id = response.id;
     let body = protocol::encode(&response);
     // Only the encoded answer waits for room in the queue.
@@ -51,8 +52,11 @@ impl From<ArgvOutcome> for Answer {
     }
 }
 
-/// Runs one call, within the call timeout.
-async fn respond(shared: &Shared, request: Request) -> Response {
+/// Runs one call with `context` as its [`CallContext`], within its timeout:
+/// the command's own, else the server's. Past it the context is cancelled,
+/// the handler gets the cancel grace to finish, and the answer is a
+/// `timeout` error (exit 124).
+async fn respond(shared: &Shared, request: Request, context: CallContext) -> Response {
     let id = request.id;
     let method = request.method;
     let call = async {
@@ -86,14 +90,23 @@ async fn respond(shared: &Shared, request: Request) -> Response {
             }
         }
     };
-    let outcome = match shared.call_timeout {
-        Some(limit) => match tokio::time::timeout(limit, call).await {
+    let limit = shared
+        .router
+        .command(&method)
+        .and_then(|info| info.timeout)
+        .or(shared.call_timeout);
+    let call = context.clone().scope(call);
+    tokio::pin!(call);
+    let outcome = match limit {
+        Some(limit) => match tokio::time::timeout(limit, &mut call).await {
             Ok(outcome) => outcome,
             Err(_) => {
+                context.cancel(CancelReason::TimedOut);
+                let _ = tokio::time::timeout(shared.cancel_grace, &mut call).await;
                 let error = WireError::server(
                     ErrorKind::Timeout,
-                    format!("{method}: the call did not finish within {limit:?}"),
-                    exit::FAILURE,
+                    format!("command `{method}` timed out after {}", human(limit)),
+                    exit::TIMEOUT,
                 );
                 return Response::failure(id, error);
             }
@@ -130,4 +143,36 @@ fn wire_error(error: IpcError) -> WireError {
         _ => {}
     }
     wire
+}
+
+/// A duration as people write it: `300ms`, `30s`, `1.5s`, `5m`, `2h`.
+fn human(duration: std::time::Duration) -> String {
+    let ms = duration.as_millis();
+    match ms {
+        0 => format!("{}µs", duration.as_micros()),
+        ms if ms % 3_600_000 == 0 => format!("{}h", ms / 3_600_000),
+        ms if ms % 60_000 == 0 && ms >= 60_000 => format!("{}m", ms / 60_000),
+        ms if ms % 1000 == 0 => format!("{}s", ms / 1000),
+        ms if ms < 1000 => format!("{ms}ms"),
+        _ => format!("{}s", duration.as_secs_f64()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    #[test]
+    fn durations_read_as_people_write_them() {
+        for (duration, text) in [
+            (Duration::from_millis(300), "300ms"),
+            (Duration::from_secs(30), "30s"),
+            (Duration::from_millis(1500), "1.5s"),
+            (Duration::from_secs(300), "5m"),
+            (Duration::from_secs(7200), "2h"),
+            (Duration::from_secs(90), "90s"),
+        ] {
+            assert_eq!(super::human(duration), text);
+        }
+    }
 }

@@ -14,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 use super::Shared;
 use super::call::answer;
 use super::handshake::greet;
+use crate::ipc::context::{CallContext, CancelReason};
 use crate::ipc::exit;
 use crate::ipc::kind::ErrorKind;
 use crate::ipc::protocol::{self, FrameError, Request, Response, WireError};
@@ -183,10 +184,24 @@ async fn run_call(
     stop: CancellationToken,
 ) {
     let running = RunningCall::start(&shared.calls_running);
+    let context = CallContext::for_call();
+    let call = answer(&shared, request, context.clone());
+    tokio::pin!(call);
     let body = tokio::select! {
         biased;
-        () = stop.cancelled() => return,
-        body = answer(&shared, request) => body,
+        () = stop.cancelled() => {
+            // The caller left (or the server stops now): say so to the
+            // handler, and give it the grace to finish, unless the server
+            // is stopping everything.
+            if shared.hard.is_cancelled() {
+                context.cancel(CancelReason::Shutdown);
+            } else {
+                context.cancel(CancelReason::CallerGone);
+                let _ = tokio::time::timeout(shared.cancel_grace, &mut call).await;
+            }
+            return;
+        }
+        body = &mut call => body,
     };
     // `max_queued_bytes` fits in a u32 (the builder clamps it).
     let wanted = u32::try_from(body.len().clamp(1, shared.max_queued_bytes)).unwrap_or(u32::MAX);

@@ -96,6 +96,7 @@ struct Shared {
     max_in_flight: usize,
     max_queued_bytes: usize,
     call_timeout: Option<Duration>,
+    cancel_grace: Duration,
     hello_timeout: Duration,
     io_timeout: Duration,
     connections: Arc<Semaphore>,
