@@ -557,5 +557,12 @@ fn a_call_past_its_timeout_is_cancelled_and_exits_124() {
                 .load(std::sync::atomic::Ordering::SeqCst),
             2
         );
+        assert_eq!(
+            host.tally
+                .hangs_abandoned
+                .load(std::sync::atomic::Ordering::SeqCst),
+            1,
+            "{style:?}: the stubborn handler was dropped, the polite one finished"
+        );
     }
 }

@@ -100,9 +100,20 @@ fn command_impl(model: &CommandModel) -> TokenStream {
     };
     let apply_body = apply_args_body(model);
     let set_context = model.context_field().map(|field| {
+        // Spanned on the field's type: a field of another type is reported
+        // there, as needing to be a `CallContext`.
+        let ty = model
+            .fields
+            .iter()
+            .find(|f| &f.ident == field)
+            .map(|f| &f.ty);
+        let span = ty.map_or_else(Span::call_site, syn::spanned::Spanned::span);
+        let assign = quote_spanned! {span=>
+            self.#field = __gangway_context;
+        };
         quote! {
             fn set_context(&mut self, __gangway_context: #krate::ipc::CallContext) {
-                self.#field = __gangway_context;
+                #assign
             }
         }
     });

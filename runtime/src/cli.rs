@@ -53,7 +53,8 @@ const USAGE: &str = "call <command> [--stdin <arg>] [--] <args...>";
 pub const EXIT_CODES: &str = "\
 Exit codes:
   0    the call succeeded
-  1    the command failed (its handler returned an error)
+  1    the command failed: its handler returned an error or panicked, or its
+       response was over the host's frame limit
   2    usage error: unknown command or flag, bad value, missing argument
   69   the host cannot be reached or refused the connection
   70   the command's response could not be encoded

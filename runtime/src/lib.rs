@@ -110,6 +110,7 @@ pub mod tool;
 
 #[cfg(feature = "stdio")]
 mod process_tree;
+#[cfg(any(feature = "ipc", feature = "stdio"))]
 mod sync;
 
 #[doc(hidden)]
@@ -181,6 +182,10 @@ pub use rmp_serde;
 ///   "multiple applicable items in scope" for `handle`, the inherent method is
 ///   missing, or its `impl` block has bounds the struct's generics lack (add
 ///   them with `bound`).
+/// - `timeout = "30s"`: how long a call may run (a whole number and `ms`,
+///   `s`, `m` or `h`, checked at compile time); past it the call is
+///   cancelled and the caller exits 124. The server's `call_timeout` by
+///   default.
 /// - `bound = "T: Trait, ..."`: extra where-clause predicates for the
 ///   generated impl. Each type parameter already gets `Send + 'static`.
 /// - `crate = path`: where `gangway` is, if the dependency is renamed.
@@ -200,6 +205,8 @@ pub use rmp_serde;
 /// - `method`: a `String` receiving the name the command was called by;
 ///   when non-empty at registration, it is the command's name, so one struct
 ///   can serve several names. Must be `#[serde(skip)]`.
+/// - `context`: a [`CallContext`](ipc::CallContext) receiving the call's
+///   context (is it cancelled, and why); one field, `#[serde(skip)]`.
 /// - `short = 'x'`: the short flag (an ASCII letter or digit; `h` is
 ///   reserved for help).
 /// - `default = expr`: the value when the argument is missing. A string

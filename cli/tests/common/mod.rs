@@ -184,11 +184,27 @@ pub struct Hang {
     #[ipc(state)]
     #[serde(skip)]
     pub timed_out: Arc<AtomicU64>,
+    /// Handlers dropped before they finished.
+    #[ipc(state)]
+    #[serde(skip)]
+    pub abandoned: Arc<AtomicU64>,
+}
+
+/// Counts a handler dropped before it finished.
+struct Unfinished(Option<Arc<AtomicU64>>);
+
+impl Drop for Unfinished {
+    fn drop(&mut self) {
+        if let Some(count) = self.0.take() {
+            count.fetch_add(1, Ordering::SeqCst);
+        }
+    }
 }
 
 impl Hang {
     async fn handle(&mut self) -> String {
         self.started.fetch_add(1, Ordering::SeqCst);
+        let mut unfinished = Unfinished(Some(self.abandoned.clone()));
         if self.stubborn {
             tokio::time::sleep(std::time::Duration::from_secs(3600)).await;
         }
@@ -196,6 +212,7 @@ impl Hang {
         if self.ctx.cancel_reason() == Some(gangway::ipc::CancelReason::TimedOut) {
             self.timed_out.fetch_add(1, Ordering::SeqCst);
         }
+        unfinished.0 = None;
         "cancelled".to_owned()
     }
 }
@@ -369,10 +386,12 @@ pub struct Tally {
     pub hangs_started: Arc<AtomicU64>,
     /// `hang` calls that saw their timeout as a cancellation.
     pub hangs_timed_out: Arc<AtomicU64>,
-    /// `wait` calls begun.
+    /// `linger` calls begun.
     pub waits_started: Arc<AtomicU64>,
-    /// `wait` calls that saw their caller leave.
+    /// `linger` calls that saw their caller leave.
     pub waits_caller_gone: Arc<AtomicU64>,
+    /// `hang --stubborn` handlers dropped before they finished.
+    pub hangs_abandoned: Arc<AtomicU64>,
 }
 
 /// The router every end-to-end test serves.
@@ -401,6 +420,7 @@ pub fn router(tally: &Tally) -> IpcRouter {
             ctx: gangway::ipc::CallContext::detached(),
             started: tally.hangs_started.clone(),
             timed_out: tally.hangs_timed_out.clone(),
+            abandoned: tally.hangs_abandoned.clone(),
         })
         .register(Wait {
             ctx: gangway::ipc::CallContext::detached(),
@@ -466,6 +486,9 @@ impl Host {
         let server = runtime
             .block_on(
                 builder
+                    // Short, so tests of handlers that ignore cancellation
+                    // stay fast.
+                    .cancel_grace(std::time::Duration::from_millis(300))
                     .client_bin(GANGWAY_CLIENT)
                     .wrapper_dir(wrappers.path())
                     .start(router),

@@ -245,9 +245,10 @@ pub fn parse_duration_ms(text: &str) -> Result<u64, String> {
         "" => return Err("it has no unit".to_owned()),
         other => return Err(format!("`{other}` is not a unit")),
     };
-    let number: u64 = digits
-        .parse()
-        .map_err(|_| format!("`{digits}` is not a whole number"))?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!("`{digits}` is not a whole number"));
+    }
+    let number: u64 = digits.parse().map_err(|_| "it is over a year".to_owned())?;
     match number.checked_mul(per_unit) {
         Some(0) => Err("it must be more than zero".to_owned()),
         Some(ms) if ms <= 365 * 24 * 3_600_000 => Ok(ms),

@@ -1,6 +1,6 @@
 //! [`CallContext`]: what a handler knows about the call it is serving,
 //! today whether (and why) it was cancelled: the caller hung up, the call
-//! timed out, or the server is shutting down.
+//! timed out, or the server stopped.
 //!
 //! A handler gets its call's context through a field marked
 //! `#[ipc(context)]` (with `#[serde(skip)]`, like `#[ipc(state)]`), or from
@@ -8,16 +8,17 @@
 //! served by an [`IpcServer`](crate::ipc::IpcServer) (the prototype, an
 //! in-process `dispatch`), the context is detached: never cancelled.
 //!
-//! Std only (an atomic flag and the wakers of those awaiting it), so the
-//! type exists whatever features are on; the server sets it for each call.
+//! The type exists whatever features are on; without `ipc` there is no
+//! server, so every context is detached.
 
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
+#[cfg(feature = "ipc")]
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll, Waker};
+use std::task::{Context, Poll};
 
+#[cfg(feature = "ipc")]
 use crate::sync::LockUnpoisoned;
 
 /// Why a call was cancelled.
@@ -30,7 +31,9 @@ pub enum CancelReason {
     /// The call ran past its timeout (`#[ipc(timeout = "...")]`, else the
     /// server's call timeout).
     TimedOut,
-    /// The server is shutting down.
+    /// The server stopped at its shutdown deadline: the handler itself is
+    /// dropped at once, so only work it handed a clone of the context sees
+    /// this.
     Shutdown,
 }
 
@@ -44,13 +47,16 @@ impl fmt::Display for CancelReason {
     }
 }
 
-/// The context of one call: see the [module docs](self).
+/// The context of one call: see the module docs of `gangway::ipc`'s
+/// `context` (re-exported here as [`CallContext`]).
 ///
 /// Cheap to clone; every clone sees the same cancellation. A handler that
-/// keeps working after cancellation is dropped once the server's cancel
-/// grace has passed (`IpcServerBuilder::cancel_grace`, 2 s by default), so
-/// a long loop checks [`is_cancelled`](CallContext::is_cancelled) or races
-/// its work against [`cancelled`](CallContext::cancelled) to stop cleanly.
+/// keeps working after its caller left or its call timed out is dropped
+/// once the server's cancel grace has passed
+/// (`IpcServerBuilder::cancel_grace`, 2 s by default), and at once when the
+/// server stops; so a long loop checks
+/// [`is_cancelled`](CallContext::is_cancelled) or races its work against
+/// [`cancelled`](CallContext::cancelled) to stop cleanly.
 ///
 /// ```
 /// use gangway::ipc::CallContext;
@@ -68,20 +74,20 @@ impl fmt::Display for CancelReason {
 #[derive(Clone, Default)]
 pub struct CallContext {
     /// `None`: detached.
+    #[cfg(feature = "ipc")]
     shared: Option<Arc<Shared>>,
 }
 
-#[derive(Default)]
+#[cfg(feature = "ipc")]
 struct Shared {
-    cancelled: AtomicBool,
+    token: tokio_util::sync::CancellationToken,
     reason: Mutex<Option<CancelReason>>,
-    waiters: Mutex<Vec<Waker>>,
 }
 
 impl fmt::Debug for CallContext {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("CallContext")
-            .field("detached", &self.shared.is_none())
+            .field("detached", &self.is_detached())
             .field("cancelled", &self.cancel_reason())
             .finish()
     }
@@ -90,18 +96,31 @@ impl fmt::Debug for CallContext {
 impl CallContext {
     /// A context that belongs to no call: never cancelled.
     pub fn detached() -> Self {
-        CallContext { shared: None }
+        CallContext::default()
+    }
+
+    /// Whether this context belongs to no call.
+    pub fn is_detached(&self) -> bool {
+        #[cfg(feature = "ipc")]
+        return self.shared.is_none();
+        #[cfg(not(feature = "ipc"))]
+        true
     }
 
     /// A fresh context for one call the server runs.
+    #[cfg(feature = "ipc")]
     pub(crate) fn for_call() -> Self {
         CallContext {
-            shared: Some(Arc::new(Shared::default())),
+            shared: Some(Arc::new(Shared {
+                token: tokio_util::sync::CancellationToken::new(),
+                reason: Mutex::new(None),
+            })),
         }
     }
 
     /// The context of the call this task is serving, or a detached one
-    /// outside a served call (what a hand-written `IpcCommand` uses).
+    /// outside a served call (what a hand-written `IpcCommand` uses). A task
+    /// the handler spawns is outside it: pass it a clone instead.
     pub fn current() -> Self {
         #[cfg(feature = "ipc")]
         if let Ok(context) = CURRENT.try_with(Clone::clone) {
@@ -118,23 +137,42 @@ impl CallContext {
 
     /// Whether the call is cancelled.
     pub fn is_cancelled(&self) -> bool {
-        self.shared
+        #[cfg(feature = "ipc")]
+        return self
+            .shared
             .as_ref()
-            .is_some_and(|shared| shared.cancelled.load(Ordering::Acquire))
+            .is_some_and(|shared| shared.token.is_cancelled());
+        #[cfg(not(feature = "ipc"))]
+        false
     }
 
     /// Why the call was cancelled, once it is.
     pub fn cancel_reason(&self) -> Option<CancelReason> {
-        *self.shared.as_ref()?.reason.lock_unpoisoned()
+        #[cfg(feature = "ipc")]
+        return *self.shared.as_ref()?.reason.lock_unpoisoned();
+        #[cfg(not(feature = "ipc"))]
+        None
     }
 
     /// Completes once the call is cancelled; never for a detached context.
+    /// Dropping it unregisters it, so racing it in a loop costs nothing.
     pub fn cancelled(&self) -> Cancelled<'_> {
-        Cancelled { context: self }
+        #[cfg(feature = "ipc")]
+        return Cancelled {
+            inner: self
+                .shared
+                .as_ref()
+                .map(|shared| Box::pin(shared.token.cancelled())),
+        };
+        #[cfg(not(feature = "ipc"))]
+        Cancelled {
+            _context: std::marker::PhantomData,
+        }
     }
 
     /// Cancels the call (the first reason given stays) and wakes whoever
     /// awaits [`cancelled`](CallContext::cancelled).
+    #[cfg(feature = "ipc")]
     pub(crate) fn cancel(&self, reason: CancelReason) {
         let Some(shared) = &self.shared else { return };
         {
@@ -143,10 +181,7 @@ impl CallContext {
                 *kept = Some(reason);
             }
         }
-        shared.cancelled.store(true, Ordering::Release);
-        for waker in std::mem::take(&mut *shared.waiters.lock_unpoisoned()) {
-            waker.wake();
-        }
+        shared.token.cancel();
     }
 }
 
@@ -156,38 +191,33 @@ tokio::task_local! {
 }
 
 /// The future [`CallContext::cancelled`] returns.
-#[derive(Debug)]
 #[must_use = "a future does nothing unless awaited"]
 pub struct Cancelled<'a> {
-    context: &'a CallContext,
+    #[cfg(feature = "ipc")]
+    inner: Option<Pin<Box<tokio_util::sync::WaitForCancellationFuture<'a>>>>,
+    #[cfg(not(feature = "ipc"))]
+    _context: std::marker::PhantomData<&'a CallContext>,
+}
+
+impl fmt::Debug for Cancelled<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Cancelled").finish_non_exhaustive()
+    }
 }
 
 impl Future for Cancelled<'_> {
     type Output = ();
 
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        let Some(shared) = &self.context.shared else {
-            return Poll::Pending;
-        };
-        if shared.cancelled.load(Ordering::Acquire) {
-            return Poll::Ready(());
+    fn poll(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<()> {
+        #[cfg(feature = "ipc")]
+        if let Some(inner) = &mut self.get_mut().inner {
+            return inner.as_mut().poll(_cx);
         }
-        {
-            let mut waiters = shared.waiters.lock_unpoisoned();
-            if !waiters.iter().any(|w| w.will_wake(cx.waker())) {
-                waiters.push(cx.waker().clone());
-            }
-        }
-        // Cancelled while registering: the waker may have been taken already.
-        if shared.cancelled.load(Ordering::Acquire) {
-            Poll::Ready(())
-        } else {
-            Poll::Pending
-        }
+        Poll::Pending
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "ipc"))]
 mod tests {
     use super::*;
 

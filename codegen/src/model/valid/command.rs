@@ -170,7 +170,8 @@ fn check_field(field: &FieldOpts, model: &CommandModel, cx: &mut Ctxt) {
     }
 }
 
-/// A `state` or `method` field: not an argument, so no argument keys.
+/// A `state`, `method` or `context` field: not an argument, so no argument
+/// keys.
 fn check_not_an_arg(field: &FieldOpts, ident: &Ident, cx: &mut Ctxt) {
     let (key, key_span) = if field.state.is_present() {
         ("state", field.state.span())

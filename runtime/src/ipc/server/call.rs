@@ -102,7 +102,11 @@ async fn respond(shared: &Shared, request: Request, context: CallContext) -> Res
             Ok(outcome) => outcome,
             Err(_) => {
                 context.cancel(CancelReason::TimedOut);
-                let _ = tokio::time::timeout(shared.cancel_grace, &mut call).await;
+                tokio::select! {
+                    biased;
+                    () = shared.hard.cancelled() => {}
+                    _ = tokio::time::timeout(shared.cancel_grace, &mut call) => {}
+                }
                 let error = WireError::server(
                     ErrorKind::Timeout,
                     format!("command `{method}` timed out after {}", human(limit)),
@@ -145,7 +149,8 @@ fn wire_error(error: IpcError) -> WireError {
     wire
 }
 
-/// A duration as people write it: `300ms`, `30s`, `1.5s`, `5m`, `2h`.
+/// A duration for messages: `300ms`, `30s`, `5m`, `2h` (and `1.5s` for a
+/// server timeout set in fractions of a second).
 fn human(duration: std::time::Duration) -> String {
     let ms = duration.as_millis();
     match ms {

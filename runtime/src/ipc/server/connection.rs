@@ -55,8 +55,12 @@ impl Drop for RunningCall {
 
 /// Greets a connection, then serves its calls until it ends or the server
 /// stops.
-pub(super) async fn serve_connection<R, W>(mut reader: R, mut writer: W, shared: &Arc<Shared>)
-where
+pub(super) async fn serve_connection<R, W>(
+    mut reader: R,
+    mut writer: W,
+    shared: &Arc<Shared>,
+    admitted: Arc<OwnedSemaphorePermit>,
+) where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
@@ -112,6 +116,7 @@ where
             bytes.clone(),
             outbox.clone(),
             connection.clone(),
+            admitted.clone(),
         ));
     }
     drop(outbox);
@@ -182,6 +187,7 @@ async fn run_call(
     bytes: Arc<Semaphore>,
     outbox: mpsc::Sender<Outgoing>,
     stop: CancellationToken,
+    _admitted: Arc<OwnedSemaphorePermit>,
 ) {
     let running = RunningCall::start(&shared.calls_running);
     let context = CallContext::for_call();
@@ -193,12 +199,16 @@ async fn run_call(
             // The caller left (or the server stops now): say so to the
             // handler, and give it the grace to finish, unless the server
             // is stopping everything.
-            if shared.hard.is_cancelled() {
-                context.cancel(CancelReason::Shutdown);
-            } else {
+            if !shared.hard.is_cancelled() {
                 context.cancel(CancelReason::CallerGone);
-                let _ = tokio::time::timeout(shared.cancel_grace, &mut call).await;
+                tokio::select! {
+                    biased;
+                    () = shared.hard.cancelled() => {}
+                    _ = tokio::time::timeout(shared.cancel_grace, &mut call) => {}
+                }
             }
+            // The server stopped (now, or during the grace): dropped at once.
+            context.cancel(CancelReason::Shutdown);
             return;
         }
         body = &mut call => body,

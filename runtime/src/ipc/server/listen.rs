@@ -170,11 +170,15 @@ where
     let tracker = shared.tracker.clone();
     match shared.connections.clone().try_acquire_owned() {
         Ok(permit) => {
+            // Held by the connection and by each of its calls, so a call
+            // finishing its cancel grace after its caller left still counts
+            // against the connection limit.
+            let permit = Arc::new(permit);
             tracker.spawn(async move {
                 let hard = shared.hard.clone();
                 tokio::select! {
                     () = hard.cancelled() => {}
-                    () = serve_connection(reader, writer, &shared) => {}
+                    () = serve_connection(reader, writer, &shared, permit.clone()) => {}
                 }
                 drop(permit);
             });
