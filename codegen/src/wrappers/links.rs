@@ -158,7 +158,8 @@ fn same_contents(
 /// Puts a copy of the client program in place: written to a fresh
 /// temporary file (created exclusively, so nothing planted at a predictable
 /// name is written through), made executable, synced, and renamed over the
-/// target once nobody holds it open for writing; then the marker.
+/// target once nobody holds it open for writing (the marker is written
+/// just before the rename).
 fn place_client(dir: &Path, client: &Path) -> Result<(), WrapperError> {
     let target = dir.join(CLIENT_FILE);
     let mut temp = tempfile::Builder::new()
@@ -176,10 +177,14 @@ fn place_client(dir: &Path, client: &Path) -> Result<(), WrapperError> {
         .map_err(io_error(temp.path()))?;
     let temp = temp.into_temp_path();
     super::settle::until_no_writers(&temp);
+    // The marker first: a run stopped between the two leaves a marker and
+    // no program (placed next time), never a program gangway would then
+    // refuse to replace as not its own.
+    let marker = dir.join(PLACED_MARKER);
+    fs::write(&marker, MARKER_TEXT).map_err(io_error(&marker))?;
     temp.persist(&target)
         .map_err(|error| io_error(&target)(error.error))?;
-    let marker = dir.join(PLACED_MARKER);
-    fs::write(&marker, MARKER_TEXT).map_err(io_error(&marker))
+    Ok(())
 }
 
 /// Makes `dir/name` a link to the client, atomically: the link is made
