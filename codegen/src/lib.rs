@@ -11,7 +11,7 @@
 //! | `case` | always | the one naming rule: where a name breaks into words, for command names, tool names and long flags |
 //! | `model` | `model` | the reading and checks of `#[ipc(...)]`, `#[tool]` and `#[derive(ArgEnum)]` attributes, used by `gangway-macros` and by the source scanner |
 //! | `render` | `wrappers` | wrapper scripts and the agent reference from handlebars templates |
-//! | `wrappers` | `wrappers` | the wrapper scripts of a manifest written atomically, or checked |
+//! | `wrappers` | `wrappers` | the wrappers of a manifest (scripts, or the client program and a link per command) written atomically, or checked |
 //! | `scan` | `render` (`wrappers` and `model`) | a crate's commands read from its source |
 //!
 //! Most users never name this crate: the runtime (`gangway-runtime`,

@@ -73,8 +73,8 @@
 //! | `ipc` | yes | [`IpcServer`](crate::ipc::IpcServer), the clients ([`IpcClient`](crate::ipc::IpcClient), [`AsyncIpcClient`](crate::ipc::AsyncIpcClient)), [`SandboxEnv`](crate::ipc::SandboxEnv), the wire protocol ([`ipc::protocol`]); with `controller`, [`LaunchSpec::sandbox_env`](crate::controller::LaunchSpec::sandbox_env) | tokio (`net`, `rt`, `io-util`, `process`, ...), tokio-util, subtle, getrandom, tempfile |
 //! | `stdio` | yes | the [`stdio`] module: JSON-RPC 2.0 over a child's standard streams | tokio (`process`, `rt`, `io-util`, ...), tokio-util, nix (`signal`, `process`), tracing |
 //! | `controller` | yes | the [`controller`] module: subprocess, PTY shell and ACP agent controllers; turns on `stdio` (the agent controller speaks ACP through it) | what `stdio` pulls in, plus pty-process and nix's `term` |
-//! | `wrappers` | no | `gangway::wrappers`: `write_wrappers`/`check_wrappers` from a router's manifest | gangway-codegen's `wrappers` (handlebars, shlex, similar, tempfile; not `syn`) |
-//! | `client` | no | `gangway::cli`: `run_if_call`/`run`, the in-sandbox client (turns on `ipc`) | rmpv |
+//! | `wrappers` | no | `gangway::wrappers`: `write_wrappers`/`check_wrappers` (and `_with` a `WrapperStyle`: scripts or links) from a router's manifest | gangway-codegen's `wrappers` (handlebars, shlex, similar, tempfile, libc; not `syn`) |
+//! | `client` | no | `gangway::cli`: `run_if_call`/`run`, the in-sandbox client, with the blocking `IpcClient`, `SandboxEnv` and the wire protocol; std only (no tokio) | rmpv |
 //! | `test-util` | no | `StdioTransport::new_for_testing` and the hooks that drive its peer's side in tests (turns on `stdio`) | nothing more |
 //!
 //! Always built, whatever the features: the derives
