@@ -325,6 +325,16 @@ fn wrappers_never_overwrite_a_file_gangway_did_not_write() {
     assert_eq!(listing(out_dir.path()).len(), 1);
 }
 
+/// `gangway wrappers --style links` from the test sources into `out`,
+/// placing `client`, with `extra` arguments.
+fn link_wrappers(src: &str, out: &str, client: &str, extra: &[&str]) -> std::process::Output {
+    let mut args = vec![
+        "wrappers", "--src", src, "--out", out, "--style", "links", "--client", client,
+    ];
+    args.extend_from_slice(extra);
+    gangway(&args)
+}
+
 /// The entries of a wrapper directory: each name with its link target, or
 /// `None` for a file.
 fn entries(dir: &Path) -> Vec<(String, Option<String>)> {
@@ -348,13 +358,7 @@ fn link_wrappers_are_written_checked_kept_switched_and_removed() {
     let out_dir = dir.path().to_str().unwrap();
     let src = sources();
     let client = common::GANGWAY_CLIENT;
-    let links = |extra: &[&str]| {
-        let mut args = vec![
-            "wrappers", "--src", &src, "--out", out_dir, "--style", "links", "--client", client,
-        ];
-        args.extend_from_slice(extra);
-        gangway(&args)
-    };
+    let links = |extra: &[&str]| link_wrappers(&src, out_dir, client, extra);
     let check = links(&["--check"]);
     assert_eq!(check.status.code(), Some(1), "nothing written yet");
     let diff = text(&check.stdout);
@@ -483,17 +487,7 @@ fn link_wrappers_refuse_what_they_cannot_place() {
         "{}",
         text(&out.stderr)
     );
-    let out = gangway(&[
-        "wrappers",
-        "--src",
-        &src,
-        "--out",
-        out_dir,
-        "--style",
-        "links",
-        "--client",
-        "/nonexistent/gangway-client",
-    ]);
+    let out = link_wrappers(&src, out_dir, "/nonexistent/gangway-client", &[]);
     assert_eq!(out.status.code(), Some(1));
     assert!(
         text(&out.stderr).contains("the client program /nonexistent/gangway-client cannot be read"),
@@ -502,17 +496,7 @@ fn link_wrappers_refuse_what_they_cannot_place() {
     );
     // A file in the client's place that is not a program stays.
     std::fs::write(dir.path().join("gangway"), "my notes\n").unwrap();
-    let out = gangway(&[
-        "wrappers",
-        "--src",
-        &src,
-        "--out",
-        out_dir,
-        "--style",
-        "links",
-        "--client",
-        common::GANGWAY_CLIENT,
-    ]);
+    let out = link_wrappers(&src, out_dir, common::GANGWAY_CLIENT, &[]);
     assert_eq!(out.status.code(), Some(1));
     assert!(
         text(&out.stderr).contains("is not a gangway wrapper"),
@@ -526,17 +510,12 @@ fn link_wrappers_refuse_what_they_cannot_place() {
     // Nor does a program of the user's own (the `gangway` CLI in ~/bin).
     let mine = tempfile::tempdir().unwrap();
     std::fs::copy(GANGWAY, mine.path().join("gangway")).unwrap();
-    let out = gangway(&[
-        "wrappers",
-        "--src",
+    let out = link_wrappers(
         &src,
-        "--out",
         mine.path().to_str().unwrap(),
-        "--style",
-        "links",
-        "--client",
         common::GANGWAY_CLIENT,
-    ]);
+        &[],
+    );
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     assert_eq!(
         std::fs::read(mine.path().join("gangway")).unwrap(),

@@ -9,7 +9,7 @@ mod common;
 
 use std::process::Output;
 
-use common::{Host, Style, require, shells, text};
+use common::{Host, Style, each_style, require, shells, text};
 
 /// A shell script calling `command` both ways: through `PATH`, and
 /// directly (a script wrapper as this shell's script, a link by its path).
@@ -112,22 +112,20 @@ fn output_and_stdin_rules(host: &Host, shell: &[&str]) {
 
 #[test]
 fn json_keeps_the_field_order_in_one_line_on_a_pipe() {
-    for style in Style::ALL {
-        eprintln!("-- {style:?} wrappers");
+    each_style(|style| {
         let host = Host::start_styled(style);
         let piped = ok(&host.shell(&["sh"], "report", &[], None), "report");
         assert_eq!(
             text(&piped),
             "{\"zebra\":26,\"apple\":\"a\",\"middle\":[true,false]}\n"
         );
-    }
+    });
 }
 
 #[test]
 #[ignore = "needs script (util-linux)"]
 fn json_is_indented_on_a_terminal() {
-    for style in Style::ALL {
-        eprintln!("-- {style:?} wrappers");
+    each_style(|style| {
         let host = Host::start_styled(style);
         // `script` gives the call a terminal for stdout, as a person has.
         require(&["script"]);
@@ -142,28 +140,26 @@ fn json_is_indented_on_a_terminal() {
             shown,
             "{\n  \"zebra\": 26,\n  \"apple\": \"a\",\n  \"middle\": [\n    true,\n    false\n  ]\n}\n"
         );
-    }
+    });
 }
 
 #[test]
 fn output_and_stdin_rules_under_sh() {
-    for style in Style::ALL {
-        eprintln!("-- {style:?} wrappers");
+    each_style(|style| {
         output_and_stdin_rules(&Host::start_styled(style), &["sh"]);
-    }
+    });
 }
 
 #[test]
 #[ignore = "needs dash, bash, busybox and zsh"]
 fn output_and_stdin_rules_under_dash_bash_busybox_and_zsh() {
     require(&["dash", "bash", "busybox", "zsh"]);
-    for style in Style::ALL {
-        eprintln!("-- {style:?} wrappers");
+    each_style(|style| {
         let host = Host::start_styled(style);
         let shells = shells();
         assert_eq!(shells.len(), 6, "{shells:?}");
         for shell in shells {
             output_and_stdin_rules(&host, &shell);
         }
-    }
+    });
 }

@@ -3,14 +3,13 @@
 
 mod common;
 
-use common::{Host, Style, require, text};
+use common::{Host, each_style, require, text};
 
 #[test]
 #[ignore = "needs bubblewrap"]
 fn a_bwrap_session_from_the_helper_calls_every_command() {
     require(&["bwrap"]);
-    for style in Style::ALL {
-        eprintln!("-- {style:?} wrappers");
+    each_style(|style| {
         let host = Host::start_styled(style);
         let manifest = common::router(&common::Tally::default()).manifest();
         // Every command answers its help inside the sandbox...
@@ -35,15 +34,14 @@ fn a_bwrap_session_from_the_helper_calls_every_command() {
             text(&out.stderr)
         );
         assert!(manifest.commands.len() >= 10, "{}", manifest.commands.len());
-    }
+    });
 }
 
 #[test]
 #[ignore = "needs bubblewrap"]
 fn the_listed_paths_are_all_a_session_needs() {
     require(&["bwrap"]);
-    for style in Style::ALL {
-        eprintln!("-- {style:?} wrappers");
+    each_style(|style| {
         let host = Host::start_styled(style);
         // A sandbox that sees only the system directories and the listed
         // paths (no host root, an empty /tmp): calls still work.
@@ -62,15 +60,14 @@ fn the_listed_paths_are_all_a_session_needs() {
         let out = common::run(command, None);
         assert!(out.status.success(), "{}", text(&out.stderr));
         assert_eq!(text(&out.stdout), "hello listed\n");
-    }
+    });
 }
 
 #[test]
 #[ignore = "needs bubblewrap"]
 fn the_helpers_sandbox_keeps_the_hosts_sockets_and_environment_out() {
     require(&["bwrap"]);
-    for style in Style::ALL {
-        eprintln!("-- {style:?} wrappers");
+    each_style(|style| {
         let host = Host::start_styled(style);
         // A socket of the host's outside the listed paths (as a session bus or
         // a container engine's would be): not even visible inside.
@@ -114,5 +111,5 @@ fn the_helpers_sandbox_keeps_the_hosts_sockets_and_environment_out() {
             );
         }
         assert!(stdout.contains("GANGWAY_TEST_EXTRA"), "{stdout}");
-    }
+    });
 }

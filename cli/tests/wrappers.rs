@@ -6,7 +6,7 @@ mod common;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{GANGWAY, Host, Style, require, shells, text};
+use common::{GANGWAY, Host, Style, each_style, require, shells, text};
 
 fn json(output: &std::process::Output) -> serde_json::Value {
     assert!(
@@ -128,23 +128,21 @@ fn behaves(host: &Host, shell: &[&str]) {
 
 #[test]
 fn wrappers_work_under_sh() {
-    for style in Style::ALL {
-        eprintln!("-- {style:?} wrappers");
+    each_style(|style| {
         behaves(&Host::start_styled(style), &["sh"]);
-    }
+    });
 }
 
 #[test]
 #[ignore = "needs dash, bash, busybox and zsh"]
 fn wrappers_work_under_dash_bash_busybox_and_zsh() {
     require(&["dash", "bash", "busybox", "zsh"]);
-    for style in Style::ALL {
-        eprintln!("-- {style:?} wrappers");
+    each_style(|style| {
         let host = Host::start_styled(style);
         for shell in shells() {
             behaves(&host, &shell);
         }
-    }
+    });
 }
 
 /// A small deterministic generator of awkward words.
@@ -200,23 +198,21 @@ fn round_trip(host: &Host, shell: &[&str], lists: usize, seed: u64) {
 
 #[test]
 fn argv_arrives_byte_identical_under_sh() {
-    for style in Style::ALL {
-        eprintln!("-- {style:?} wrappers");
+    each_style(|style| {
         round_trip(
             &Host::start_styled(style),
             &["sh"],
             150,
             0x1234_5678_9abc_def1,
         );
-    }
+    });
 }
 
 #[test]
 #[ignore = "needs dash, bash, busybox and zsh"]
 fn two_thousand_argument_lists_arrive_byte_identical_under_every_shell() {
     require(&["dash", "bash", "busybox", "zsh"]);
-    for style in Style::ALL {
-        eprintln!("-- {style:?} wrappers");
+    each_style(|style| {
         let host = Host::start_styled(style);
         let shells = shells();
         assert_eq!(shells.len(), 6, "{shells:?}");
@@ -233,7 +229,7 @@ fn two_thousand_argument_lists_arrive_byte_identical_under_every_shell() {
                 scope.spawn(move || round_trip(host, &shell, lists, 0xdead_beef_0000 + i as u64));
             }
         });
-    }
+    });
 }
 
 /// Runs `command` with a stdin pipe that is never closed, and returns its
@@ -365,66 +361,58 @@ const STDIN_CASES: [fn(&Host, &[&str]); 7] = [
 
 #[test]
 fn binary_stdin_with_nuls_arrives_byte_identical() {
-    for style in Style::ALL {
-        eprintln!("-- {style:?} wrappers");
+    each_style(|style| {
         nul_bytes_arrive(&Host::start_styled(style), &["sh"]);
-    }
+    });
 }
 
 #[test]
 fn text_without_a_final_newline_gets_one() {
-    for style in Style::ALL {
-        eprintln!("-- {style:?} wrappers");
+    each_style(|style| {
         text_gets_a_final_newline(&Host::start_styled(style), &["sh"]);
-    }
+    });
 }
 
 #[test]
 fn eight_mebibytes_of_stdin_arrive_byte_identical() {
-    for style in Style::ALL {
-        eprintln!("-- {style:?} wrappers");
+    each_style(|style| {
         eight_mebibytes_arrive(&Host::start_styled(style), &["sh"]);
-    }
+    });
 }
 
 #[test]
 fn an_explicit_argument_wins_over_stdin() {
-    for style in Style::ALL {
-        eprintln!("-- {style:?} wrappers");
+    each_style(|style| {
         an_explicit_argument_wins(&Host::start_styled(style), &["sh"]);
-    }
+    });
 }
 
 #[test]
 fn a_command_without_a_stdin_argument_never_reads_stdin() {
-    for style in Style::ALL {
-        eprintln!("-- {style:?} wrappers");
+    each_style(|style| {
         no_stdin_argument_never_reads_stdin(&Host::start_styled(style), &["sh"]);
-    }
+    });
 }
 
 #[test]
 fn help_does_not_read_stdin() {
-    for style in Style::ALL {
-        eprintln!("-- {style:?} wrappers");
+    each_style(|style| {
         help_with_a_pipe_open(&Host::start_styled(style), &["sh"]);
-    }
+    });
 }
 
 #[test]
 fn an_explicit_stdin_argument_or_a_usage_error_does_not_read_stdin() {
-    for style in Style::ALL {
-        eprintln!("-- {style:?} wrappers");
+    each_style(|style| {
         explicit_argument_or_usage_error_with_a_pipe_open(&Host::start_styled(style), &["sh"]);
-    }
+    });
 }
 
 #[test]
 #[ignore = "needs dash, bash, busybox and zsh"]
 fn the_stdin_cases_hold_under_dash_bash_busybox_and_zsh() {
     require(&["dash", "bash", "busybox", "zsh"]);
-    for style in Style::ALL {
-        eprintln!("-- {style:?} wrappers");
+    each_style(|style| {
         let host = Host::start_styled(style);
         let shells = shells();
         assert_eq!(shells.len(), 6, "{shells:?}");
@@ -433,7 +421,7 @@ fn the_stdin_cases_hold_under_dash_bash_busybox_and_zsh() {
                 case(&host, shell);
             }
         }
-    }
+    });
 }
 
 #[test]
@@ -475,8 +463,7 @@ fn without_a_host_the_client_exits_69() {
 
 #[test]
 fn stdin_over_the_hosts_limit_is_refused_with_the_fix() {
-    for style in Style::ALL {
-        eprintln!("-- {style:?} wrappers");
+    each_style(|style| {
         let host = Host::start_with_styled(
             gangway::ipc::IpcServer::builder().max_frame(64 * 1024),
             style,
@@ -496,13 +483,12 @@ fn stdin_over_the_hosts_limit_is_refused_with_the_fix() {
         let out = host.shell(&["sh"], "cat", &[], Some(&data));
         assert!(out.status.success(), "{}", text(&out.stderr));
         assert_eq!(out.stdout, data);
-    }
+    });
 }
 
 #[test]
 fn unreadable_stdin_is_named_as_such() {
-    for style in Style::ALL {
-        eprintln!("-- {style:?} wrappers");
+    each_style(|style| {
         let host = Host::start_styled(style);
         // A directory as standard input: reading it fails with EISDIR.
         let mut command = Command::new("sh");
@@ -515,7 +501,7 @@ fn unreadable_stdin_is_named_as_such() {
             "{}",
             text(&out.stderr)
         );
-    }
+    });
 }
 
 #[test]

@@ -27,6 +27,15 @@ pub enum Style {
     Links,
 }
 
+/// Runs `test` once per wrapper style, saying which on stderr (shown when
+/// it fails).
+pub fn each_style(mut test: impl FnMut(Style)) {
+    for style in Style::ALL {
+        eprintln!("-- {style:?} wrappers");
+        test(style);
+    }
+}
+
 impl Style {
     pub const ALL: [Style; 2] = [Style::Scripts, Style::Links];
 

@@ -14,7 +14,6 @@
 //! `~/bin`, say) is never replaced, and script wrappers written later
 //! remove the placed client with the links.
 
-use std::collections::BTreeMap;
 use std::fs;
 use std::io::{self, Write};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -244,11 +243,10 @@ pub fn write_links(
             report.written.push(name.clone());
         }
     }
-    let wanted: BTreeMap<&str, ()> = names.iter().map(|n| (n.as_str(), ())).collect();
     remove_stale(
         dir,
         &existing,
-        |name| wanted.contains_key(name),
+        |name| names.iter().any(|n| n == name),
         &mut report,
     )?;
     Ok(report)
@@ -294,8 +292,7 @@ pub fn check_links(manifest: &Manifest, dir: &Path, client: &Path) -> Result<(),
             None => diff.push_str(&format!("{name}: missing link to {CLIENT_FILE}\n")),
         }
     }
-    let wanted: BTreeMap<&str, ()> = names.iter().map(|n| (n.as_str(), ())).collect();
-    stale_diff(&existing, |name| wanted.contains_key(name), &mut diff);
+    stale_diff(&existing, |name| names.iter().any(|n| n == name), &mut diff);
     if diff.is_empty() {
         Ok(())
     } else {
