@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use common::{Host, Tally};
+use common::{Host, Tally, wait_until};
 use gangway::ipc::{AsyncIpcClient, ClientError, Endpoint, IpcClient, IpcServer};
 
 /// How long a test waits for something before it fails: only a failure
@@ -24,15 +24,6 @@ const FOREVER_MS: u64 = 60_000;
 
 fn sleep_params(ms: u64) -> Vec<u8> {
     common::Sleep::params(ms)
-}
-
-/// Polls `done` until it holds, or fails after [`PATIENCE`].
-fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
-    let deadline = Instant::now() + PATIENCE;
-    while !done() {
-        assert!(Instant::now() < deadline, "{what}: not within {PATIENCE:?}");
-        std::thread::sleep(Duration::from_millis(5));
-    }
 }
 
 /// The host's `sleep` calls, as the test sees them: begun, finished, and
@@ -251,7 +242,7 @@ fn raw_sleeps(host: &Host, sleeps: &[u64]) -> std::os::unix::net::UnixStream {
             stdin: None,
             stdin_ready: false,
         };
-        protocol::write_frame(&mut raw, &protocol::encode(&request)).unwrap();
+        protocol::write_frame(&mut raw, &common::call_frame(request)).unwrap();
     }
     raw
 }
@@ -399,7 +390,7 @@ fn a_handler_sees_its_caller_leave_through_its_context() {
         stdin: None,
         stdin_ready: false,
     };
-    protocol::write_frame(&mut raw, &protocol::encode(&request)).unwrap();
+    protocol::write_frame(&mut raw, &common::call_frame(request)).unwrap();
     let until = |what: &str, done: &dyn Fn() -> bool| {
         let started = Instant::now();
         while !done() {

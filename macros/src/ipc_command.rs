@@ -4,7 +4,7 @@
 
 use gangway_codegen::model::{
     ArgModel, ByteResponse, CommandModel, Decode, FieldModel, KindSource, Missing, Rejected,
-    SerdeDefault, byte_response, schema_tokens,
+    SerdeDefault, byte_response, is_input_stream, schema_tokens,
 };
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
@@ -99,7 +99,19 @@ fn command_impl(model: &CommandModel) -> TokenStream {
         ),
     };
     let apply_body = apply_args_body(model);
-    let set_context = model.context_field().map(|field| {
+    // A stdin argument of type `InputStream` takes the caller's live input.
+    let streamed_stdin = model
+        .args()
+        .find(|(field, arg)| arg.stdin && is_input_stream(&field.ty))
+        .map(|(field, _)| &field.ident);
+    let take_input = streamed_stdin.map(|field| {
+        quote! {
+            if let ::core::option::Option::Some(__gangway_input) = __gangway_context.take_input() {
+                self.#field = __gangway_input;
+            }
+        }
+    });
+    let assign_context = model.context_field().map(|field| {
         // Spanned on the field's type: a field of another type is reported
         // there, as needing to be a `CallContext`.
         let ty = model
@@ -108,15 +120,19 @@ fn command_impl(model: &CommandModel) -> TokenStream {
             .find(|f| &f.ident == field)
             .map(|f| &f.ty);
         let span = ty.map_or_else(Span::call_site, syn::spanned::Spanned::span);
-        let assign = quote_spanned! {span=>
+        quote_spanned! {span=>
             self.#field = __gangway_context;
-        };
+        }
+    });
+    let set_context = (take_input.is_some() || assign_context.is_some()).then(|| {
         quote! {
             fn set_context(&mut self, __gangway_context: #krate::ipc::CallContext) {
-                #assign
+                #take_input
+                #assign_context
             }
         }
     });
+    let streams_stdin = streamed_stdin.map(|_| quote! { const STREAMS_STDIN: bool = true; });
     let timeout = model.timeout_ms.map(|ms| {
         quote! {
             const TIMEOUT: ::core::option::Option<::core::time::Duration> =
@@ -156,6 +172,8 @@ fn command_impl(model: &CommandModel) -> TokenStream {
             #set_method_name
 
             #set_context
+
+            #streams_stdin
 
             #timeout
 

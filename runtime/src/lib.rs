@@ -110,7 +110,7 @@ pub mod tool;
 
 #[cfg(feature = "stdio")]
 mod process_tree;
-#[cfg(any(feature = "ipc", feature = "stdio"))]
+#[cfg(any(feature = "ipc", feature = "stdio", feature = "client"))]
 mod sync;
 
 #[doc(hidden)]

@@ -9,6 +9,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use gangway::ipc::{CommandResult, IpcRouter, IpcServer, SandboxEnv};
+
+pub mod streaming;
 use gangway::{ArgEnum, IpcCommand};
 use serde::{Deserialize, Serialize};
 
@@ -242,15 +244,36 @@ pub struct Wait {
     #[ipc(state)]
     #[serde(skip)]
     pub caller_gone: Arc<AtomicU64>,
+    /// Cancellations seen because the caller was interrupted (a signal).
+    #[ipc(state)]
+    #[serde(skip)]
+    pub interrupted: Arc<AtomicU64>,
+    /// Ignore the cancellation: keep going past the cancel grace.
+    pub stubborn: bool,
+    /// Handlers dropped before they finished.
+    #[ipc(state)]
+    #[serde(skip)]
+    pub abandoned: Arc<AtomicU64>,
 }
 
 impl Wait {
     async fn handle(&mut self) -> String {
         self.started.fetch_add(1, Ordering::SeqCst);
-        self.ctx.cancelled().await;
-        if self.ctx.cancel_reason() == Some(gangway::ipc::CancelReason::CallerGone) {
-            self.caller_gone.fetch_add(1, Ordering::SeqCst);
+        let mut unfinished = Unfinished(Some(self.abandoned.clone()));
+        if self.stubborn {
+            tokio::time::sleep(std::time::Duration::from_secs(3600)).await;
         }
+        self.ctx.cancelled().await;
+        match self.ctx.cancel_reason() {
+            Some(gangway::ipc::CancelReason::CallerGone) => {
+                self.caller_gone.fetch_add(1, Ordering::SeqCst);
+            }
+            Some(gangway::ipc::CancelReason::Interrupted) => {
+                self.interrupted.fetch_add(1, Ordering::SeqCst);
+            }
+            _ => {}
+        }
+        unfinished.0 = None;
         "cancelled".to_owned()
     }
 }
@@ -401,6 +424,17 @@ pub struct Tally {
     pub waits_caller_gone: Arc<AtomicU64>,
     /// `hang --stubborn` handlers dropped before they finished.
     pub hangs_abandoned: Arc<AtomicU64>,
+    /// `linger` calls that saw their caller interrupted.
+    pub waits_interrupted: Arc<AtomicU64>,
+    /// `linger --stubborn` handlers dropped before they finished.
+    pub waits_abandoned: Arc<AtomicU64>,
+    /// What `lines --hold` and `work --hold` wait on.
+    pub barrier: streaming::Gate,
+    /// `generate` calls that stopped because their output was not read.
+    pub generate_ended_early: Arc<AtomicU64>,
+    /// The chunks `sum` read, and the largest.
+    pub sum_chunks: Arc<AtomicU64>,
+    pub sum_largest_chunk: Arc<AtomicU64>,
 }
 
 /// The router every end-to-end test serves.
@@ -435,6 +469,9 @@ pub fn router(tally: &Tally) -> IpcRouter {
             ctx: gangway::ipc::CallContext::detached(),
             started: tally.waits_started.clone(),
             caller_gone: tally.waits_caller_gone.clone(),
+            interrupted: tally.waits_interrupted.clone(),
+            stubborn: false,
+            abandoned: tally.waits_abandoned.clone(),
         })
         .register(Sleep {
             ms: 0,
@@ -451,6 +488,28 @@ pub fn router(tally: &Tally) -> IpcRouter {
         .register(Note { note: None })
         .register(Bytes { data: vec![] })
         .register(ReportCommand {})
+        .register(streaming::Lines {
+            count: 0,
+            hold: false,
+            ctx: gangway::ipc::CallContext::detached(),
+            barrier: tally.barrier.clone(),
+        })
+        .register(streaming::Generate {
+            bytes: 0,
+            ctx: gangway::ipc::CallContext::detached(),
+            ended_early: tally.generate_ended_early.clone(),
+        })
+        .register(streaming::Sum {
+            input: gangway::ipc::InputStream::new(),
+            largest_chunk: tally.sum_largest_chunk.clone(),
+            chunks: tally.sum_chunks.clone(),
+        })
+        .register(streaming::Work {
+            steps: 0,
+            hold: false,
+            ctx: gangway::ipc::CallContext::detached(),
+            barrier: tally.barrier.clone(),
+        })
 }
 
 /// A running host: a runtime, the server, and its wrappers.
@@ -478,6 +537,20 @@ impl Host {
     }
 
     pub fn start_with_styled(builder: gangway::ipc::IpcServerBuilder, style: Style) -> Host {
+        // Short, so tests of handlers that ignore cancellation stay fast.
+        Host::start_full(builder, style, std::time::Duration::from_millis(300))
+    }
+
+    /// A host with script wrappers whose cancel grace is `grace`.
+    pub fn start_with_grace(grace: std::time::Duration) -> Host {
+        Host::start_full(IpcServer::builder(), Style::Scripts, grace)
+    }
+
+    fn start_full(
+        builder: gangway::ipc::IpcServerBuilder,
+        style: Style,
+        grace: std::time::Duration,
+    ) -> Host {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
@@ -495,9 +568,7 @@ impl Host {
         let server = runtime
             .block_on(
                 builder
-                    // Short, so tests of handlers that ignore cancellation
-                    // stay fast.
-                    .cancel_grace(std::time::Duration::from_millis(300))
+                    .cancel_grace(grace)
                     .client_bin(GANGWAY_CLIENT)
                     .wrapper_dir(wrappers.path())
                     .start(router),
@@ -620,6 +691,26 @@ pub fn require(programs: &[&str]) {
             which(program).is_some(),
             "`{program}` is not installed; scripts/test installs it (apt-get)"
         );
+    }
+}
+
+/// A call as the frame a raw connection sends.
+pub fn call_frame(request: gangway::ipc::protocol::Request) -> Vec<u8> {
+    gangway::ipc::protocol::encode(&gangway::ipc::protocol::ClientFrame::Call(request))
+}
+
+/// How long a test waits for something the host does before failing.
+pub const PATIENCE: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Polls `done` until it holds, or fails after [`PATIENCE`].
+pub fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + PATIENCE;
+    while !done() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{what}: not within {PATIENCE:?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
     }
 }
 

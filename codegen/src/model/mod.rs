@@ -57,7 +57,8 @@ pub use serde_attr::SerdeDefault;
 pub use tokens::{kind_tokens, schema_tokens, tool_param_tokens, value_kind_tokens};
 pub use tool::{ToolField, ToolModel};
 pub use ty::{
-    ArgShape, ByteResponse, Decode, KindSource, byte_response, classify, is_bool, is_string,
+    ArgShape, ByteResponse, Decode, KindSource, byte_response, classify, is_bool, is_input_stream,
+    is_string,
 };
 
 pub use crate::case::{kebab_case, snake_case};

@@ -161,6 +161,13 @@ fn is_bytes(ty: &Type) -> bool {
         return is_u8(peel(&slice.elem));
     }
     matches!(last_ident(ty), Some((name, None)) if name == "ByteBuf" || name == "Bytes")
+        || is_input_stream(ty)
+}
+
+/// `gangway::ipc::InputStream` (by its last segment, as the derive sees
+/// types): bytes that a served call streams in as they arrive.
+pub fn is_input_stream(ty: &Type) -> bool {
+    matches!(last_ident(peel(ty)), Some((name, None)) if name == "InputStream")
 }
 
 /// How a handler's response travels when it is raw bytes written as a
@@ -191,6 +198,7 @@ pub fn byte_response(ty: &Type) -> Option<ByteResponse> {
 /// `Vec<u8>` or `Box<[u8]>`.
 fn is_byte_container(ty: &Type) -> bool {
     is_bytes(ty)
+        && !is_input_stream(ty)
         && !matches!(last_ident(ty), Some((name, None)) if name == "ByteBuf" || name == "Bytes")
 }
 
@@ -276,6 +284,7 @@ mod tests {
             "Box<[u8]>",
             "bytes::Bytes",
             "serde_bytes::ByteBuf",
+            "gangway::ipc::InputStream",
         ] {
             let s = shape(src);
             assert_eq!(known(&s), ValueKind::Bytes, "{src}");

@@ -139,6 +139,14 @@ pub trait IpcCommand: Serialize + Send + 'static {
     /// server's call timeout.
     const TIMEOUT: Option<std::time::Duration> = None;
 
+    /// Whether the stdin argument is an [`InputStream`](crate::ipc::InputStream)
+    /// (set by the derive): a served call then starts without waiting for
+    /// the input, and the command takes the live stream from
+    /// [`CallContext::take_input`](crate::ipc::CallContext::take_input) in
+    /// [`set_context`](IpcCommand::set_context). `false` by default: piped
+    /// input is read whole and sent with the call.
+    const STREAMS_STDIN: bool = false;
+
     /// The command's schema, known at compile time (set by the derive).
     const SCHEMA: Option<&'static ToolSchema> = None;
 

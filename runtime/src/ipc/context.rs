@@ -1,12 +1,16 @@
-//! [`CallContext`]: what a handler knows about the call it is serving,
-//! today whether (and why) it was cancelled: the caller hung up, the call
-//! timed out, or the server stopped.
+//! [`CallContext`]: a handler's line to the call it is serving: output
+//! streamed to the caller as it is produced (`stdout`, `stderr`, back-
+//! pressured), progress (`progress`, latest value wins), the caller's live
+//! standard input (`take_input`, for a hand-written command), and whether
+//! (and why) the call was cancelled: the caller pressed Ctrl-C or hung up,
+//! the call timed out, or the server stopped.
 //!
 //! A handler gets its call's context through a field marked
 //! `#[ipc(context)]` (with `#[serde(skip)]`, like `#[ipc(state)]`), or from
 //! [`CallContext::current`] in a hand-written `IpcCommand`. Outside a call
 //! served by an [`IpcServer`](crate::ipc::IpcServer) (the prototype, an
-//! in-process `dispatch`), the context is detached: never cancelled.
+//! in-process `dispatch`), the context is detached: writes are discarded,
+//! progress goes nowhere, and it is never cancelled.
 //!
 //! The type exists whatever features are on; without `ipc` there is no
 //! server, so every context is detached.
@@ -18,13 +22,48 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
+use crate::ipc::input::InputStream;
+#[cfg(feature = "ipc")]
+use crate::ipc::protocol::OutputStream;
+#[cfg(feature = "ipc")]
+use crate::ipc::server::CallIo;
 #[cfg(feature = "ipc")]
 use crate::sync::LockUnpoisoned;
+
+/// Why output could not be sent: the call is over for the handler.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CallEnded {
+    reason: CancelReason,
+}
+
+impl CallEnded {
+    /// Why the call ended.
+    pub fn reason(&self) -> CancelReason {
+        self.reason
+    }
+}
+
+impl fmt::Display for CallEnded {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "the output was not sent: {}", self.reason)
+    }
+}
+
+impl std::error::Error for CallEnded {}
+
+impl From<CallEnded> for std::io::Error {
+    fn from(ended: CallEnded) -> Self {
+        std::io::Error::new(std::io::ErrorKind::BrokenPipe, ended)
+    }
+}
 
 /// Why a call was cancelled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum CancelReason {
+    /// The caller asked: it got SIGINT (Ctrl-C), SIGTERM or SIGHUP, or an
+    /// in-process caller gave up on a streaming call.
+    Interrupted,
     /// The caller went away (closed the connection: Ctrl-C, a killed
     /// process, `cmd | head` closing early).
     CallerGone,
@@ -40,6 +79,7 @@ pub enum CancelReason {
 impl fmt::Display for CancelReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
+            CancelReason::Interrupted => "the caller interrupted it",
             CancelReason::CallerGone => "the caller went away",
             CancelReason::TimedOut => "the call timed out",
             CancelReason::Shutdown => "the server is shutting down",
@@ -82,6 +122,10 @@ pub struct CallContext {
 struct Shared {
     token: tokio_util::sync::CancellationToken,
     reason: Mutex<Option<CancelReason>>,
+    /// The connection's side: `None` for a call served without one.
+    io: Option<Arc<CallIo>>,
+    /// The caller's live input, until the command takes it.
+    input: Mutex<Option<InputStream>>,
 }
 
 impl fmt::Debug for CallContext {
@@ -107,15 +151,113 @@ impl CallContext {
         true
     }
 
-    /// A fresh context for one call the server runs.
+    /// A fresh context for one call the server runs, with the
+    /// connection's side of its traffic.
     #[cfg(feature = "ipc")]
-    pub(crate) fn for_call() -> Self {
+    pub(crate) fn for_call(io: Option<Arc<CallIo>>) -> Self {
         CallContext {
             shared: Some(Arc::new(Shared {
                 token: tokio_util::sync::CancellationToken::new(),
                 reason: Mutex::new(None),
+                io,
+                input: Mutex::new(None),
             })),
         }
+    }
+
+    /// The connection's side of the call.
+    #[cfg(feature = "ipc")]
+    pub(crate) fn io(&self) -> Option<&Arc<CallIo>> {
+        self.shared.as_ref()?.io.as_ref()
+    }
+
+    /// Opens the caller's live input: credit goes to the caller, and the
+    /// stream waits for the command in [`take_input`](CallContext::take_input).
+    /// `false` when the call has no connection to stream from.
+    #[cfg(feature = "ipc")]
+    pub(crate) fn open_input(&self) -> bool {
+        let Some(shared) = &self.shared else {
+            return false;
+        };
+        let Some(io) = &shared.io else { return false };
+        let stream = InputStream::live(io.open_input(), io.clone(), shared.token.clone());
+        *shared.input.lock_unpoisoned() = Some(stream);
+        true
+    }
+
+    /// The caller's live standard input, once: what the derive puts in a
+    /// stdin argument of type [`InputStream`] before the handler runs, and
+    /// what a hand-written command whose
+    /// [`STREAMS_STDIN`](crate::ipc::IpcCommand::STREAMS_STDIN) is `true`
+    /// calls. `None` when the input was not streamed (it came whole, in
+    /// the arguments) or was taken already.
+    pub fn take_input(&self) -> Option<InputStream> {
+        #[cfg(feature = "ipc")]
+        return self.shared.as_ref()?.input.lock_unpoisoned().take();
+        #[cfg(not(feature = "ipc"))]
+        None
+    }
+
+    /// Sends `bytes` to the caller's standard output now, ahead of the
+    /// answer and in the order written. Waits while the caller is not
+    /// reading (a window of 1 MiB per call is queued at most), so a
+    /// producer never outruns its consumer. Discarded when detached.
+    ///
+    /// # Errors
+    ///
+    /// [`CallEnded`] once the call is cancelled or its caller is gone: stop
+    /// producing.
+    pub async fn stdout(&self, bytes: impl AsRef<[u8]>) -> Result<(), CallEnded> {
+        #[cfg(feature = "ipc")]
+        return self.write(OutputStream::Stdout, bytes.as_ref()).await;
+        #[cfg(not(feature = "ipc"))]
+        {
+            let _ = bytes;
+            Ok(())
+        }
+    }
+
+    /// Sends `bytes` to the caller's standard error now, as
+    /// [`stdout`](CallContext::stdout) does to its standard output.
+    ///
+    /// # Errors
+    ///
+    /// As [`stdout`](CallContext::stdout).
+    pub async fn stderr(&self, bytes: impl AsRef<[u8]>) -> Result<(), CallEnded> {
+        #[cfg(feature = "ipc")]
+        return self.write(OutputStream::Stderr, bytes.as_ref()).await;
+        #[cfg(not(feature = "ipc"))]
+        {
+            let _ = bytes;
+            Ok(())
+        }
+    }
+
+    #[cfg(feature = "ipc")]
+    async fn write(&self, stream: OutputStream, bytes: &[u8]) -> Result<(), CallEnded> {
+        if let Some(shared) = &self.shared {
+            let Some(io) = &shared.io else { return Ok(()) };
+            if !io.write(stream, bytes, &shared.token).await {
+                return Err(CallEnded {
+                    reason: self.cancel_reason().unwrap_or(CancelReason::CallerGone),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Tells the caller how far the call has come: `done` units of `total`
+    /// (when known), and what is going on. Never waits: when the caller is
+    /// slow, only the latest value is sent. A terminal caller shows it as
+    /// a self-updating line on standard error.
+    pub fn progress(&self, done: u64, total: Option<u64>, message: impl Into<String>) {
+        #[cfg(feature = "ipc")]
+        if let Some(io) = self.io() {
+            let message = message.into();
+            io.progress(done, total, (!message.is_empty()).then_some(message));
+        }
+        #[cfg(not(feature = "ipc"))]
+        let _ = (done, total, message.into());
     }
 
     /// The context of the call this task is serving, or a detached one
@@ -233,7 +375,7 @@ mod tests {
             .build()
             .unwrap();
         runtime.block_on(async {
-            let ctx = CallContext::for_call();
+            let ctx = CallContext::for_call(None);
             let waiter = tokio::spawn({
                 let ctx = ctx.clone();
                 async move {

@@ -39,3 +39,15 @@ pub const STDIN: i32 = 74;
 /// else the server's call timeout) and was cancelled: what `timeout(1)`
 /// exits with.
 pub const TIMEOUT: i32 = 124;
+
+/// The call was ended by signal `signal` in the caller (SIGINT from
+/// Ctrl-C, SIGTERM, SIGHUP), after the host was told to cancel it: 128 +
+/// the signal's number, as shells report a command a signal ended (130,
+/// 143, 129).
+pub const fn signal(signal: i32) -> i32 {
+    128 + signal
+}
+
+/// What a cancelled call's answer carries when the caller named no signal:
+/// as for Ctrl-C (SIGINT).
+pub const INTERRUPTED: i32 = signal(2);

@@ -54,13 +54,16 @@ pub enum ErrorKind {
     Busy,
     /// The server's: the call ran past its time limit (`timeout`).
     Timeout,
+    /// The server's: the caller cancelled the call (Ctrl-C) and the
+    /// handler did not finish within the cancel grace (`cancelled`).
+    Cancelled,
     /// A kind this version does not know, by its name as sent.
     /// [`From`] and decoding never make one for a name above.
     Other(String),
 }
 
 /// Every kind with a name of its own: what a name is looked up in.
-const NAMED: [ErrorKind; 12] = [
+const NAMED: [ErrorKind; 13] = [
     ErrorKind::UnknownMethod,
     ErrorKind::Usage,
     ErrorKind::InvalidParams,
@@ -73,6 +76,7 @@ const NAMED: [ErrorKind; 12] = [
     ErrorKind::ResponseTooLarge,
     ErrorKind::Busy,
     ErrorKind::Timeout,
+    ErrorKind::Cancelled,
 ];
 
 impl ErrorKind {
@@ -91,6 +95,7 @@ impl ErrorKind {
             ErrorKind::ResponseTooLarge => "response_too_large",
             ErrorKind::Busy => "busy",
             ErrorKind::Timeout => "timeout",
+            ErrorKind::Cancelled => "cancelled",
             ErrorKind::Other(name) => name,
         }
     }

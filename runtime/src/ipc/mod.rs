@@ -60,6 +60,7 @@ mod endpoint;
 mod env;
 mod error;
 pub mod exit;
+mod input;
 mod kind;
 #[cfg(any(feature = "ipc", feature = "client"))]
 #[cfg_attr(docsrs, doc(cfg(any(feature = "ipc", feature = "client"))))]
@@ -74,12 +75,12 @@ pub use argv::{ArgvOutcome, ArgvPlan};
 pub use bwrap::{Access, Bwrap, SandboxPath};
 #[cfg(feature = "ipc")]
 #[cfg_attr(docsrs, doc(cfg(feature = "ipc")))]
-pub use client::AsyncIpcClient;
+pub use client::{AsyncIpcClient, CallStream};
 #[cfg(any(feature = "ipc", feature = "client"))]
 #[cfg_attr(docsrs, doc(cfg(any(feature = "ipc", feature = "client"))))]
-pub use client::{ClientError, IpcClient, RemoteError};
+pub use client::{CallCanceller, CallEvent, ClientError, IpcClient, RemoteError};
 pub use command::{CommandError, CommandResult, IpcCommand, Reply};
-pub use context::{CallContext, CancelReason, Cancelled};
+pub use context::{CallContext, CallEnded, CancelReason, Cancelled};
 #[cfg(any(feature = "ipc", feature = "client"))]
 #[cfg_attr(docsrs, doc(cfg(any(feature = "ipc", feature = "client"))))]
 pub use endpoint::Endpoint;
@@ -87,6 +88,7 @@ pub use endpoint::Endpoint;
 #[cfg_attr(docsrs, doc(cfg(any(feature = "ipc", feature = "client"))))]
 pub use env::{CommandEnv, ENV_BIN, ENV_ENDPOINT, ENV_TOKEN, SandboxEnv, locate_client_bin};
 pub use error::{IpcError, RegisterError};
+pub use input::InputStream;
 pub use kind::ErrorKind;
 pub use router::{CommandInfo, IpcRouter, TryRegisterError};
 #[cfg(feature = "ipc")]

@@ -3,11 +3,30 @@
 //! a response matched to it by id.
 //!
 //! ```text
-//! hello    {v: 1, token}                       (first frame, at most 4 KiB)
-//! welcome  {v: 1, max_frame}                   (or a failed response, id 0)
-//! request  {id, method, params? | argv?, stdin?, stdin_ready?}
-//! response {id, ok, result? | help? | needs_stdin? | error{kind, message, exit, ...}}
+//! hello    {v: 2, token}                       (first frame, at most 4 KiB)
+//! welcome  {v: 2, max_frame, cancel_grace_ms?} (or a failed response, id 0)
+//!
+//! client → host, each a map with one key naming the frame:
+//!   {call: {id, method, params? | argv?, stdin?, stdin_ready?}}
+//!   {input: {id, data}}            a chunk of standard input, within the credit
+//!   {input_end: {id}}              standard input ended
+//!   {cancel: {id, signal?}}        stop the call (the caller got a signal)
+//! host → client:
+//!   {answer: {id, ok, result? | help? | needs_stdin? | error{kind, message, exit, ...}}}
+//!   {output: {id, stream, data}}   output as the handler writes it ("stdout"/"stderr")
+//!   {progress: {id, done, total?, message?}}
+//!   {input_wanted: {id, bytes}}    credit: the host takes this many more bytes of input
 //! ```
+//!
+//! A call's output frames come before its answer, in the order written;
+//! the answer ends the call. Input flows only for a command whose stdin
+//! argument is an [`InputStream`](super::InputStream), and only as the
+//! host grants credit (`input_wanted`), so the host's memory stays bounded
+//! however much is piped.
+//!
+//! The hello's version changes when frames change meaning: a client and a
+//! host of different versions refuse each other with a message naming both
+//! versions (exit 69), never a garbled call.
 //!
 //! A connection starts with a small hello carrying the token, within a few
 //! seconds; the server checks it before reading anything larger, answers
@@ -35,8 +54,9 @@ use serde_bytes::ByteBuf;
 
 use super::kind::ErrorKind;
 
-/// The protocol version this crate speaks.
-pub const VERSION: u32 = 1;
+/// The protocol version this crate speaks: 2 since calls stream (output,
+/// progress, input and cancel frames); 1 was one request and one answer.
+pub const VERSION: u32 = 2;
 
 /// The default largest frame: 16 MiB.
 pub const DEFAULT_MAX_FRAME: usize = 16 * 1024 * 1024;
@@ -70,6 +90,11 @@ pub struct Welcome {
     pub v: u32,
     /// The largest frame the server reads and writes on this connection.
     pub max_frame: u64,
+    /// How long the host gives a cancelled call to finish before it drops
+    /// it, in milliseconds: how long a caller that sent `cancel` waits for
+    /// the answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cancel_grace_ms: Option<u64>,
 }
 
 /// What an optional field holds when it is left out of a frame.
@@ -216,6 +241,162 @@ impl Response {
             error: Some(error),
         }
     }
+}
+
+/// What a client sends once greeted: a map with one key naming the frame.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ClientFrame {
+    /// A call.
+    Call(Request),
+    /// A chunk of a call's standard input, within the credit the host gave.
+    Input(InputChunk),
+    /// The call's standard input ended.
+    InputEnd(CallRef),
+    /// Stop the call: the caller got a signal (or gave up).
+    Cancel(Cancel),
+}
+
+/// What a host sends once it greeted a client.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum HostFrame {
+    /// A call's answer, which ends it.
+    Answer(Response),
+    /// Output the handler wrote, in order, before the answer.
+    Output(OutputChunk),
+    /// How far the call has come; only the latest matters.
+    Progress(Progress),
+    /// Credit: the host takes this many more bytes of the call's input.
+    InputWanted(InputWanted),
+}
+
+/// Names a call, for a frame that carries nothing else.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallRef {
+    /// The call's id.
+    pub id: u64,
+}
+
+/// A chunk of standard input.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InputChunk {
+    /// The call's id.
+    pub id: u64,
+    /// The bytes.
+    pub data: ByteBuf,
+}
+
+message! {
+    /// Stop a call.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    pub struct Cancel {
+        /// The call's id.
+        pub id: u64,
+    }
+    optional {
+        /// The signal the caller got (`SIGINT` is 2), when one was the cause.
+        pub signal: Option<i32>,
+    }
+}
+
+/// Which of the caller's streams output goes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OutputStream {
+    /// Standard output.
+    Stdout,
+    /// Standard error.
+    Stderr,
+}
+
+/// A chunk of a call's output.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OutputChunk {
+    /// The call's id.
+    pub id: u64,
+    /// Where it goes.
+    pub stream: OutputStream,
+    /// The bytes.
+    pub data: ByteBuf,
+}
+
+message! {
+    /// How far a call has come.
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+    pub struct Progress {
+        /// The call's id.
+        pub id: u64,
+        /// Units done.
+        pub done: u64,
+    }
+    optional {
+        /// Units in all, when known.
+        pub total: Option<u64>,
+        /// What is going on, for a person.
+        pub message: Option<String>,
+    }
+}
+
+/// Credit for a call's input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InputWanted {
+    /// The call's id.
+    pub id: u64,
+    /// How many more bytes the host takes.
+    pub bytes: u64,
+}
+
+/// Encodes an output frame straight from the handler's bytes, as
+/// [`HostFrame::Output`] would be encoded, without copying them into an
+/// owned chunk first.
+pub fn encode_output(id: u64, stream: OutputStream, data: &[u8]) -> Vec<u8> {
+    #[derive(Serialize)]
+    #[serde(rename_all = "snake_case")]
+    enum Borrowed<'a> {
+        Output {
+            id: u64,
+            stream: OutputStream,
+            data: &'a serde_bytes::Bytes,
+        },
+    }
+    encode(&Borrowed::Output {
+        id,
+        stream,
+        data: serde_bytes::Bytes::new(data),
+    })
+}
+
+/// Encodes an input frame straight from the bytes read, as
+/// [`ClientFrame::Input`] would be encoded.
+pub fn encode_input(id: u64, data: &[u8]) -> Vec<u8> {
+    #[derive(Serialize)]
+    #[serde(rename_all = "snake_case")]
+    enum Borrowed<'a> {
+        Input {
+            id: u64,
+            data: &'a serde_bytes::Bytes,
+        },
+    }
+    encode(&Borrowed::Input {
+        id,
+        data: serde_bytes::Bytes::new(data),
+    })
+}
+
+/// The bytes a frame's envelope adds around a chunk of data, at most: what
+/// a chunk leaves room for under the frame limit.
+pub const CHUNK_OVERHEAD: usize = 64;
+
+/// Why a client and a host of different releases cannot talk: both
+/// versions, and the fix.
+pub fn version_mismatch(client: u32, host: u32) -> String {
+    format!(
+        "the client speaks gangway protocol version {client} and the host version {host}; \
+         use the client of the host's gangway release (and regenerate the wrappers with it)"
+    )
 }
 
 /// Why a frame could not be read.
@@ -475,6 +656,39 @@ mod tests {
         body.push(0xc0);
         assert!(decode::<Request>(&body).is_err());
         assert!(decode::<serde_json::Value>(&body).is_err());
+    }
+
+    #[test]
+    fn frames_are_maps_with_one_key_and_chunks_encode_without_a_copy() {
+        let body = encode_output(9, OutputStream::Stderr, b"line\n");
+        assert_eq!(
+            decode::<HostFrame>(&body).unwrap(),
+            HostFrame::Output(OutputChunk {
+                id: 9,
+                stream: OutputStream::Stderr,
+                data: ByteBuf::from(b"line\n".to_vec()),
+            })
+        );
+        assert!(body.len() <= 5 + CHUNK_OVERHEAD, "{}", body.len());
+        assert_eq!(body[0], 0x81, "a map of one entry");
+        let body = encode_input(3, &[0xff; 1000]);
+        let ClientFrame::Input(chunk) = decode::<ClientFrame>(&body).unwrap() else {
+            panic!("not an input frame");
+        };
+        assert_eq!((chunk.id, chunk.data.len()), (3, 1000));
+        assert!(body.len() <= 1000 + CHUNK_OVERHEAD);
+        let cancel = ClientFrame::Cancel(Cancel {
+            id: 4,
+            signal: Some(2),
+        });
+        assert_eq!(decode::<ClientFrame>(&encode(&cancel)).unwrap(), cancel);
+        let progress = HostFrame::Progress(Progress {
+            id: 4,
+            done: 40,
+            total: Some(100),
+            message: None,
+        });
+        assert_eq!(decode::<HostFrame>(&encode(&progress)).unwrap(), progress);
     }
 
     #[test]

@@ -80,6 +80,9 @@ pub struct CommandInfo {
     /// How long a call may run (`#[ipc(timeout = "...")]`); `None` leaves it
     /// to the server's call timeout.
     pub timeout: Option<std::time::Duration>,
+    /// Whether the stdin argument is an [`InputStream`](crate::ipc::InputStream)
+    /// that takes piped input as it arrives.
+    pub streams_stdin: bool,
 }
 
 impl std::fmt::Debug for IpcRouter {
@@ -162,6 +165,7 @@ impl IpcRouter {
             stdin_arg: command.stdin_arg().map(Cow::into_owned),
             schema: command.schema().into_owned(),
             timeout: C::TIMEOUT,
+            streams_stdin: C::STREAMS_STDIN,
         };
         let handler: Arc<dyn ErasedHandler> = Arc::new(Prototype(command));
         self.commands.insert(name, Entry { handler, info });

@@ -1,5 +1,7 @@
 //! [`AsyncIpcClient`]: the client for tokio, with any number of calls in
-//! flight on one connection, matched to their answers by id.
+//! flight on one connection, matched to their answers by id; and
+//! [`CallStream`], a call whose output and progress arrive as events
+//! before its result.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -9,17 +11,40 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::{mpsc, oneshot};
 
 use super::error::{ClientError, RemoteError};
+use super::event::CallEvent;
 use super::exchange::{
-    argv_request, checked, closed, env_endpoint, frame, hello, hello_answer, into_result, payload,
-    raw_request, typed, typed_request, unprompted_argv_outcome,
+    argv_request, call_frame, checked, closed, env_endpoint, frame, hello, hello_answer,
+    host_frame, into_result, payload, raw_request, typed, typed_request, unprompted_argv_outcome,
 };
 use crate::ipc::argv::ArgvOutcome;
 use crate::ipc::command::IpcCommand;
 use crate::ipc::endpoint::Endpoint;
-use crate::ipc::protocol::{self, Request, Response};
+use crate::ipc::protocol::{self, Cancel, ClientFrame, HostFrame, Request, Response};
 use crate::sync::LockUnpoisoned;
 
-type Pending = HashMap<u64, oneshot::Sender<Result<Response, ClientError>>>;
+type Pending = HashMap<u64, Waiter>;
+
+/// Who waits for a call's frames.
+enum Waiter {
+    /// Only the answer.
+    Answer(oneshot::Sender<Result<Response, ClientError>>),
+    /// Every frame of the call, the answer last (bounded: a stream not
+    /// read holds the connection's reader, as a pipe would).
+    Stream(mpsc::Sender<Result<HostFrame, ClientError>>),
+}
+
+impl Waiter {
+    fn fail(self, error: ClientError) {
+        match self {
+            Waiter::Answer(answer) => {
+                let _ = answer.send(Err(error));
+            }
+            Waiter::Stream(frames) => {
+                let _ = frames.try_send(Err(error));
+            }
+        }
+    }
+}
 
 /// An async client on one connection, with any number of calls in flight;
 /// answers are matched to calls by id. Cloning shares the connection. A
@@ -123,7 +148,7 @@ impl AsyncIpcClient {
         };
         let sent = protocol::write_frame_async(&mut writer, &hello(token)).await;
         let read = protocol::read_frame_async(&mut reader, protocol::MAX_HELLO_FRAME).await;
-        let max_frame = hello_answer(read, sent)?;
+        let max_frame = hello_answer(read, sent)?.max_frame;
         let pending: Arc<Mutex<Option<Pending>>> = Arc::new(Mutex::new(Some(HashMap::new())));
         let (outbox, mut frames) = mpsc::channel::<Vec<u8>>(64);
         let write_pending = pending.clone();
@@ -156,27 +181,38 @@ impl AsyncIpcClient {
         self.inner.max_frame
     }
 
-    async fn exchange(&self, mut request: Request) -> Result<Response, ClientError> {
+    /// Sends a call with `waiter` registered for its frames; its id.
+    async fn send(&self, mut request: Request, waiter: Waiter) -> Result<u64, ClientError> {
         let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
         request.id = id;
-        let body = checked(protocol::encode(&request), self.inner.max_frame)?;
-        let (answer, answered) = oneshot::channel();
+        let body = checked(call_frame(request), self.inner.max_frame)?;
         {
             let mut pending = self.inner.pending.lock_unpoisoned();
             let Some(pending) = pending.as_mut() else {
                 return Err(closed());
             };
-            pending.insert(id, answer);
+            pending.insert(id, waiter);
         }
+        // Once queued, the frame is written whole by the writer task even if
+        // this call is given up on.
+        if self.inner.outbox.send(body).await.is_err() {
+            self.inner
+                .pending
+                .lock_unpoisoned()
+                .as_mut()
+                .map(|p| p.remove(&id));
+            return Err(closed());
+        }
+        Ok(id)
+    }
+
+    async fn exchange(&self, request: Request) -> Result<Response, ClientError> {
+        let (answer, answered) = oneshot::channel();
+        let id = self.send(request, Waiter::Answer(answer)).await?;
         let _guard = PendingGuard {
             id,
             pending: &self.inner.pending,
         };
-        // Once queued, the frame is written whole by the writer task even if
-        // this call is given up on.
-        if self.inner.outbox.send(body).await.is_err() {
-            return Err(closed());
-        }
         match answered.await {
             Ok(result) => result.and_then(into_result),
             Err(_) => Err(closed()),
@@ -219,6 +255,131 @@ impl AsyncIpcClient {
             .await?;
         unprompted_argv_outcome(response)
     }
+
+    /// Calls `method` with shell words, as
+    /// [`call_argv`](AsyncIpcClient::call_argv) does, and gives the call as
+    /// a [`CallStream`]: the output and progress the handler streams arrive
+    /// as events, then the result. `stdin` is sent whole with the call (a
+    /// command whose stdin argument is an
+    /// [`InputStream`](crate::ipc::InputStream) reads it as one chunk).
+    ///
+    /// ```no_run
+    /// use gangway::ipc::{AsyncIpcClient, CallEvent};
+    /// use gangway::ipc::protocol::OutputStream;
+    ///
+    /// # async fn demo(client: AsyncIpcClient) -> Result<(), gangway::ipc::ClientError> {
+    /// let mut call = client.call_argv_streaming("build", &["--release"], None).await?;
+    /// while let Some(event) = call.next_event().await {
+    ///     if let CallEvent::Output { stream: OutputStream::Stdout, data } = event {
+    ///         print!("{}", String::from_utf8_lossy(&data));
+    ///     }
+    /// }
+    /// let outcome = call.finish().await?;
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`call_argv`](AsyncIpcClient::call_argv), for sending the call;
+    /// the call's own errors come from [`CallStream::finish`].
+    pub async fn call_argv_streaming<S: AsRef<str>>(
+        &self,
+        method: &str,
+        argv: &[S],
+        stdin: Option<Vec<u8>>,
+    ) -> Result<CallStream, ClientError> {
+        let (frames, incoming) = mpsc::channel(16);
+        let request = argv_request(method, argv, stdin, false);
+        let id = self.send(request, Waiter::Stream(frames)).await?;
+        Ok(CallStream {
+            id,
+            client: self.clone(),
+            incoming,
+            answer: None,
+        })
+    }
+}
+
+/// A call in progress whose output and progress arrive as events before
+/// its result (from [`AsyncIpcClient::call_argv_streaming`]). Dropping it
+/// gives up on the call: its late frames are dropped (use
+/// [`cancel`](CallStream::cancel) to stop the handler).
+pub struct CallStream {
+    id: u64,
+    client: AsyncIpcClient,
+    incoming: mpsc::Receiver<Result<HostFrame, ClientError>>,
+    /// The call's end, once it arrived.
+    answer: Option<Result<Response, ClientError>>,
+}
+
+impl fmt::Debug for CallStream {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CallStream")
+            .field("id", &self.id)
+            .field("finished", &self.answer.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl CallStream {
+    /// The next event, in the order the handler produced them; `None` once
+    /// the call has ended (then [`finish`](CallStream::finish) gives its
+    /// result).
+    pub async fn next_event(&mut self) -> Option<CallEvent> {
+        while self.answer.is_none() {
+            match self.incoming.recv().await {
+                Some(Ok(HostFrame::Answer(response))) => self.answer = Some(Ok(response)),
+                Some(Ok(frame)) => {
+                    if let Some(event) = CallEvent::from_frame(frame, self.id) {
+                        return Some(event);
+                    }
+                }
+                Some(Err(error)) => self.answer = Some(Err(error)),
+                None => self.answer = Some(Err(closed())),
+            }
+        }
+        None
+    }
+
+    /// The call's result, once it ends; events not read yet are dropped.
+    ///
+    /// # Errors
+    ///
+    /// As [`AsyncIpcClient::call_argv`].
+    pub async fn finish(mut self) -> Result<ArgvOutcome, ClientError> {
+        while self.next_event().await.is_some() {}
+        let answer = self.answer.take().unwrap_or_else(|| Err(closed()));
+        unprompted_argv_outcome(answer.and_then(into_result)?)
+    }
+
+    /// Asks the host to cancel the call: the handler sees
+    /// [`CancelReason::Interrupted`](crate::ipc::CancelReason::Interrupted),
+    /// and the call ends once it returns (or after the host's cancel
+    /// grace). Keep reading events, then [`finish`](CallStream::finish).
+    ///
+    /// # Errors
+    ///
+    /// [`ClientError::Io`] when the connection is closed.
+    pub async fn cancel(&self) -> Result<(), ClientError> {
+        let frame = protocol::encode(&ClientFrame::Cancel(Cancel {
+            id: self.id,
+            signal: None,
+        }));
+        self.client
+            .inner
+            .outbox
+            .send(frame)
+            .await
+            .map_err(|_| closed())
+    }
+}
+
+impl Drop for CallStream {
+    fn drop(&mut self) {
+        if let Some(pending) = self.client.inner.pending.lock_unpoisoned().as_mut() {
+            pending.remove(&self.id);
+        }
+    }
 }
 
 /// Fails every waiting call, and every later one.
@@ -229,7 +390,7 @@ fn fail_all(pending: &Mutex<Option<Pending>>, remote: Option<&RemoteError>) {
             Some(remote) => ClientError::Remote(Box::new(remote.clone())),
             None => closed(),
         };
-        let _ = waiter.send(Err(error));
+        waiter.fail(error);
     }
 }
 
@@ -244,9 +405,27 @@ where
             Ok(body) => body,
             Err(error) => break error,
         };
-        let response: Response = match protocol::decode(&body) {
-            Ok(response) => response,
-            Err(error) => break ClientError::Protocol(error.to_string()),
+        let frame = match host_frame(&body) {
+            Ok(frame) => frame,
+            Err(error) => break error,
+        };
+        let (id, answer) = match &frame {
+            HostFrame::Answer(response) => (response.id, true),
+            HostFrame::Output(chunk) => (chunk.id, false),
+            HostFrame::Progress(progress) => (progress.id, false),
+            // Input is sent whole by this client: no credit to take.
+            _ => continue,
+        };
+        if !answer {
+            let frames = match pending.lock_unpoisoned().as_ref().and_then(|p| p.get(&id)) {
+                Some(Waiter::Stream(frames)) => frames.clone(),
+                _ => continue,
+            };
+            let _ = frames.send(Ok(frame)).await;
+            continue;
+        }
+        let HostFrame::Answer(response) = frame else {
+            continue;
         };
         if response.id == 0 {
             // The host speaks for the connection as a whole (a bad frame,
@@ -257,8 +436,14 @@ where
             .lock_unpoisoned()
             .as_mut()
             .and_then(|p| p.remove(&response.id));
-        if let Some(waiter) = waiter {
-            let _ = waiter.send(Ok(response));
+        match waiter {
+            Some(Waiter::Answer(answer)) => {
+                let _ = answer.send(Ok(response));
+            }
+            Some(Waiter::Stream(frames)) => {
+                let _ = frames.send(Ok(HostFrame::Answer(response))).await;
+            }
+            None => {}
         }
     };
     fail_all(&pending, ended.remote());

@@ -1,22 +1,32 @@
 //! [`IpcClient`]: the blocking client, std only (what the in-sandbox
 //! `gangway` binary uses, so it starts fast), one call at a time on one
-//! connection.
+//! connection; and [`CallCanceller`], which cancels its call from another
+//! thread (a signal handler's).
 
 use std::fmt;
 use std::io::{self, Read, Write};
 use std::net::TcpStream;
 use std::os::unix::net::UnixStream;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::error::ClientError;
+use super::event::CallEvent;
 use super::exchange::{
-    argv_outcome, argv_request, checked, closed, env_endpoint, frame, hello, hello_answer,
-    into_result, payload, raw_request, typed, typed_request, unprompted_argv_outcome,
+    Greeting, argv_outcome, argv_request, call_frame, checked, closed, env_endpoint, frame, hello,
+    hello_answer, host_frame, into_result, payload, raw_request, typed, typed_request,
+    unprompted_argv_outcome,
 };
+use super::pump::Pump;
 use crate::ipc::argv::ArgvOutcome;
 use crate::ipc::command::IpcCommand;
 use crate::ipc::endpoint::Endpoint;
-use crate::ipc::protocol::{self, Request, Response};
+use crate::ipc::protocol::{self, Cancel, ClientFrame, HostFrame, Request, Response};
+use crate::sync::LockUnpoisoned;
+
+/// What a streaming call does with what it reports before its result.
+type OnEvent<'a> = &'a mut dyn FnMut(CallEvent) -> io::Result<()>;
 
 enum Stream {
     Unix(UnixStream),
@@ -48,6 +58,15 @@ impl Write for Stream {
     }
 }
 
+impl Stream {
+    fn try_clone(&self) -> io::Result<Stream> {
+        Ok(match self {
+            Stream::Unix(stream) => Stream::Unix(stream.try_clone()?),
+            Stream::Tcp(stream) => Stream::Tcp(stream.try_clone()?),
+        })
+    }
+}
+
 /// A blocking client: one call at a time on one connection.
 ///
 /// ```no_run
@@ -59,11 +78,20 @@ impl Write for Stream {
 /// # Ok::<(), gangway::ipc::ClientError>(())
 /// ```
 pub struct IpcClient {
-    stream: Stream,
+    /// The reading half (one thread reads).
+    reader: Stream,
+    /// The writing half, shared with the stdin pump and the canceller, so
+    /// frames go out whole.
+    writer: Arc<Mutex<Stream>>,
     next_id: u64,
+    /// The id of the call in progress, 0 between calls: what the
+    /// canceller cancels.
+    current: Arc<AtomicU64>,
     /// The host's frame limit; until a deferred hello is answered, the
     /// least any host takes.
     max_frame: usize,
+    /// How long the host gives a cancelled call, from its welcome.
+    cancel_grace: Option<Duration>,
     /// A hello not yet sent: it leaves with the first call.
     hello: Option<Vec<u8>>,
     /// Set after a failed exchange: the stream may hold half a frame.
@@ -128,10 +156,14 @@ impl IpcClient {
                 Stream::Tcp(stream)
             }
         };
+        let writer = stream.try_clone().map_err(failed)?;
         Ok(IpcClient {
-            stream,
+            reader: stream,
+            writer: Arc::new(Mutex::new(writer)),
             next_id: 1,
+            current: Arc::new(AtomicU64::new(0)),
             max_frame: protocol::MAX_HELLO_FRAME,
+            cancel_grace: None,
             hello: Some(hello(token)),
             broken: false,
         })
@@ -165,10 +197,30 @@ impl IpcClient {
         let Some(hello) = self.hello.take() else {
             return Ok(());
         };
-        let sent = protocol::write_frame(&mut self.stream, &hello);
-        let read = protocol::read_frame(&mut self.stream, protocol::MAX_HELLO_FRAME);
-        self.max_frame = hello_answer(read, sent)?;
+        let sent = protocol::write_frame(&mut *self.writer.lock_unpoisoned(), &hello);
+        let read = protocol::read_frame(&mut self.reader, protocol::MAX_HELLO_FRAME);
+        self.welcomed(hello_answer(read, sent)?);
         Ok(())
+    }
+
+    fn welcomed(&mut self, greeting: Greeting) {
+        self.max_frame = greeting.max_frame;
+        self.cancel_grace = greeting.cancel_grace;
+    }
+
+    /// How long the host gives a cancelled call to finish before dropping
+    /// it (from its welcome; `None` before a deferred hello is answered).
+    pub fn cancel_grace(&self) -> Option<Duration> {
+        self.cancel_grace
+    }
+
+    /// A handle that cancels this client's call in progress from another
+    /// thread: what a signal handler uses on Ctrl-C.
+    pub fn canceller(&self) -> CallCanceller {
+        CallCanceller {
+            writer: self.writer.clone(),
+            current: self.current.clone(),
+        }
     }
 
     /// The largest frame the host takes (from its welcome; before a
@@ -185,13 +237,26 @@ impl IpcClient {
     ///
     /// The socket's error.
     pub fn set_timeout(&mut self, timeout: Option<Duration>) -> io::Result<()> {
-        match &self.stream {
+        match &self.reader {
             Stream::Unix(stream) => stream.set_read_timeout(timeout),
             Stream::Tcp(stream) => stream.set_read_timeout(timeout),
         }
     }
 
-    fn exchange(&mut self, mut request: Request) -> Result<Response, ClientError> {
+    fn exchange(&mut self, request: Request) -> Result<Response, ClientError> {
+        self.exchange_streaming(request, &mut None, &mut |_| Ok(()))
+    }
+
+    /// Sends a call and reads its frames until its answer: events go to
+    /// `on_event` (an error from it abandons the call: the connection is
+    /// then unusable, and closing it tells the host); input credit starts
+    /// (or feeds) a pump of `input`.
+    fn exchange_streaming(
+        &mut self,
+        mut request: Request,
+        input: &mut Option<Box<dyn Read + Send>>,
+        on_event: OnEvent<'_>,
+    ) -> Result<Response, ClientError> {
         if self.broken {
             return Err(ClientError::Protocol(
                 "an earlier call on this connection failed midway; connect again".to_owned(),
@@ -200,7 +265,7 @@ impl IpcClient {
         let id = self.next_id;
         self.next_id += 1;
         request.id = id;
-        let body = protocol::encode(&request);
+        let body = call_frame(request);
         // Until the answer is read whole, a failure leaves the stream out of
         // step with the calls (`broken`); a request refused before it is
         // sent does not.
@@ -213,12 +278,15 @@ impl IpcClient {
                 let mut both = Vec::with_capacity(8 + hello.len() + body.len());
                 protocol::append_frame(&mut both, &hello).map_err(ClientError::Io)?;
                 protocol::append_frame(&mut both, &body).map_err(ClientError::Io)?;
-                let sent = self
-                    .stream
-                    .write_all(&both)
-                    .and_then(|()| self.stream.flush());
-                let read = protocol::read_frame(&mut self.stream, protocol::MAX_HELLO_FRAME);
-                self.max_frame = hello_answer(read, sent)?;
+                let sent = {
+                    let mut writer = self.writer.lock_unpoisoned();
+                    self.current.store(id, Ordering::SeqCst);
+                    writer.write_all(&both).and_then(|()| writer.flush())
+                };
+                let read = protocol::read_frame(&mut self.reader, protocol::MAX_HELLO_FRAME);
+                let greeting = hello_answer(read, sent);
+                let greeting = greeting.inspect_err(|_| self.current.store(0, Ordering::SeqCst))?;
+                self.welcomed(greeting);
             }
             pending => {
                 self.hello = pending;
@@ -229,22 +297,59 @@ impl IpcClient {
                 }
                 let body = checked(body, self.max_frame)?;
                 self.broken = true;
-                protocol::write_frame(&mut self.stream, &body).map_err(ClientError::Io)?;
+                let mut writer = self.writer.lock_unpoisoned();
+                self.current.store(id, Ordering::SeqCst);
+                protocol::write_frame(&mut *writer, &body).map_err(ClientError::Io)?;
             }
         }
-        let body = frame(protocol::read_frame(&mut self.stream, self.max_frame))?;
-        let response: Response =
-            protocol::decode(&body).map_err(|error| ClientError::Protocol(error.to_string()))?;
-        match response.id {
-            current if current == id => {
-                self.broken = false;
-                into_result(response)
-            }
-            // The host speaks for the connection as a whole.
-            0 => into_result(response).and(Err(closed())),
-            other => Err(ClientError::Protocol(format!(
-                "an answer to call {other} arrived for call {id}"
-            ))),
+        let answer = self.read_until_answer(id, input, on_event);
+        self.current.store(0, Ordering::SeqCst);
+        answer
+    }
+
+    fn read_until_answer(
+        &mut self,
+        id: u64,
+        input: &mut Option<Box<dyn Read + Send>>,
+        on_event: OnEvent<'_>,
+    ) -> Result<Response, ClientError> {
+        let mut pump: Option<Pump> = None;
+        loop {
+            let body = frame(protocol::read_frame(&mut self.reader, self.max_frame))?;
+            let response = match host_frame(&body)? {
+                HostFrame::Answer(response) => response,
+                HostFrame::InputWanted(wanted) if wanted.id == id => {
+                    if pump.is_none()
+                        && let Some(input) = input.take()
+                    {
+                        pump = Some(
+                            Pump::start(id, input, self.writer.clone())
+                                .map_err(ClientError::Stdin)?,
+                        );
+                    }
+                    if let Some(pump) = &pump {
+                        pump.grant(wanted.bytes);
+                    }
+                    continue;
+                }
+                other => {
+                    if let Some(event) = CallEvent::from_frame(other, id) {
+                        on_event(event).map_err(ClientError::Io)?;
+                    }
+                    continue;
+                }
+            };
+            return match response.id {
+                current if current == id => {
+                    self.broken = false;
+                    into_result(response)
+                }
+                // The host speaks for the connection as a whole.
+                0 => into_result(response).and(Err(closed())),
+                other => Err(ClientError::Protocol(format!(
+                    "an answer to call {other} arrived for call {id}"
+                ))),
+            };
         }
     }
 
@@ -287,6 +392,66 @@ impl IpcClient {
         unprompted_argv_outcome(response)
     }
 
+    /// Calls `method` with shell words, reporting the output and progress
+    /// the handler streams to `on_event` as they arrive, then giving the
+    /// result (what `gangway call` does).
+    ///
+    /// `stdin`, when given, is piped input offered to the command: read
+    /// whole and sent with the call when the command takes its input
+    /// whole (up to the frame limit, as
+    /// [`call_argv_piped`](IpcClient::call_argv_piped)), streamed by a
+    /// thread as the host asks for it when the command's stdin argument is
+    /// an [`InputStream`](crate::ipc::InputStream), and never read when the
+    /// call does not take it.
+    ///
+    /// An error from `on_event` (standard output closed: `cmd | head -1`)
+    /// ends the call early: it is returned as [`ClientError::Io`], and
+    /// dropping the client tells the host, whose handler sees its writes
+    /// fail.
+    ///
+    /// # Errors
+    ///
+    /// As [`call_argv_piped`](IpcClient::call_argv_piped).
+    pub fn call_argv_streaming<S: AsRef<str>>(
+        &mut self,
+        method: &str,
+        argv: &[S],
+        stdin: Option<Box<dyn Read + Send>>,
+        on_event: &mut dyn FnMut(CallEvent) -> io::Result<()>,
+    ) -> Result<ArgvOutcome, ClientError> {
+        let mut stdin = stdin;
+        let request = argv_request(method, argv, None, stdin.is_some());
+        // A pump takes the input if the host streams it.
+        let response = self.exchange_streaming(request, &mut stdin, on_event)?;
+        if let Some(outcome) = argv_outcome(response)? {
+            return Ok(outcome);
+        }
+        let Some(mut input) = stdin else {
+            return Err(ClientError::Protocol(
+                "the host asked for stdin unprompted".to_owned(),
+            ));
+        };
+        let room = self.stdin_room(argv);
+        let mut bytes = Vec::new();
+        input
+            .by_ref()
+            .take(room as u64 + 1)
+            .read_to_end(&mut bytes)
+            .map_err(ClientError::Stdin)?;
+        if bytes.len() > room {
+            return Err(ClientError::StdinTooLarge { max: room });
+        }
+        let request = argv_request(method, argv, Some(bytes), false);
+        let response = self.exchange_streaming(request, &mut None, on_event)?;
+        unprompted_argv_outcome(response)
+    }
+
+    /// Room for piped input in one call with these words.
+    fn stdin_room<S: AsRef<str>>(&self, argv: &[S]) -> usize {
+        self.max_frame
+            .saturating_sub(argv.iter().map(|a| a.as_ref().len() + 8).sum::<usize>() + 1024)
+    }
+
     /// Calls `method` with shell words when standard input is piped but not
     /// yet read: the host answers help, a usage error, or a call that does
     /// not take stdin without it being read; only when the command takes it
@@ -310,13 +475,49 @@ impl IpcClient {
             return Ok(outcome);
         }
         // Room for the request around the bytes.
-        let room = self
-            .max_frame
-            .saturating_sub(argv.iter().map(|a| a.as_ref().len() + 8).sum::<usize>() + 1024);
+        let room = self.stdin_room(argv);
         let stdin = read_stdin(room)?;
         if stdin.len() > room {
             return Err(ClientError::StdinTooLarge { max: room });
         }
         self.call_argv(method, argv, Some(stdin))
+    }
+}
+
+/// Cancels the call an [`IpcClient`] has in progress, from another thread
+/// (from [`IpcClient::canceller`]).
+#[derive(Clone)]
+pub struct CallCanceller {
+    writer: Arc<Mutex<Stream>>,
+    current: Arc<AtomicU64>,
+}
+
+impl fmt::Debug for CallCanceller {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CallCanceller")
+            .field("current", &self.current.load(Ordering::SeqCst))
+            .finish()
+    }
+}
+
+impl CallCanceller {
+    /// Asks the host to cancel the call in progress, saying which signal
+    /// the caller got (if one did). The handler sees
+    /// [`CancelReason::Interrupted`](crate::ipc::CancelReason::Interrupted);
+    /// the host answers once it returns, or after its cancel grace.
+    /// `Ok(false)` when no call is in progress.
+    ///
+    /// # Errors
+    ///
+    /// The socket's error.
+    pub fn cancel(&self, signal: Option<i32>) -> io::Result<bool> {
+        let mut writer = self.writer.lock_unpoisoned();
+        let id = self.current.load(Ordering::SeqCst);
+        if id == 0 {
+            return Ok(false);
+        }
+        let frame = protocol::encode(&ClientFrame::Cancel(Cancel { id, signal }));
+        protocol::write_frame(&mut *writer, &frame)?;
+        Ok(true)
     }
 }

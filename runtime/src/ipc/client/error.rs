@@ -67,6 +67,14 @@ pub enum ClientError {
         /// The room there was, in bytes.
         max: usize,
     },
+    /// The host speaks another version of the protocol (another gangway
+    /// release).
+    Version {
+        /// This client's version.
+        client: u32,
+        /// The host's.
+        host: u32,
+    },
 }
 
 impl ClientError {
@@ -116,6 +124,9 @@ impl fmt::Display for ClientError {
                 "the call is {bytes} bytes, over the host's {max}-byte limit; pass large input as a file instead"
             ),
             ClientError::Stdin(error) => write!(f, "cannot read standard input: {error}"),
+            ClientError::Version { client, host } => {
+                f.write_str(&crate::ipc::protocol::version_mismatch(*client, *host))
+            }
             ClientError::StdinTooLarge { max } => write!(
                 f,
                 "standard input is over the {max} bytes the host takes in one call; pass large input as a file instead"

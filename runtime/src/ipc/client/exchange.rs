@@ -14,7 +14,9 @@ use crate::ipc::endpoint::Endpoint;
 use crate::ipc::env::{ENV_ENDPOINT, ENV_TOKEN};
 use crate::ipc::exit;
 use crate::ipc::kind::ErrorKind;
-use crate::ipc::protocol::{self, Hello, Request, Response, Welcome, WireError};
+use crate::ipc::protocol::{
+    self, ClientFrame, Hello, HostFrame, Request, Response, Welcome, WireError,
+};
 
 /// The endpoint and token from `GANGWAY_ENDPOINT` and `GANGWAY_TOKEN`.
 pub(super) fn env_endpoint() -> Result<(Endpoint, String), ClientError> {
@@ -58,13 +60,22 @@ pub(super) fn frame(
     }
 }
 
+/// What the host's welcome says.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Greeting {
+    /// The largest frame the host takes.
+    pub(super) max_frame: usize,
+    /// How long the host gives a cancelled call.
+    pub(super) cancel_grace: Option<std::time::Duration>,
+}
+
 /// The host's answer to the hello, read whether or not the hello could be
 /// sent: a host turning a client away (busy) may answer and close before
 /// the hello lands, and its answer is the one worth reporting.
 pub(super) fn hello_answer(
     read: Result<Option<Vec<u8>>, protocol::FrameError>,
     sent: io::Result<()>,
-) -> Result<usize, ClientError> {
+) -> Result<Greeting, ClientError> {
     let body = match (read, sent) {
         (Ok(Some(body)), _) => body,
         (_, Err(error)) => return Err(ClientError::Io(error)),
@@ -73,10 +84,21 @@ pub(super) fn hello_answer(
     welcome(&body)
 }
 
-/// The server's answer to the hello: its frame limit, or why it refused.
-fn welcome(body: &[u8]) -> Result<usize, ClientError> {
+/// The server's answer to the hello: its limits, or why it refused.
+fn welcome(body: &[u8]) -> Result<Greeting, ClientError> {
     if let Ok(welcome) = protocol::decode::<Welcome>(body) {
-        return Ok(usize::try_from(welcome.max_frame).unwrap_or(usize::MAX));
+        if welcome.v != protocol::VERSION {
+            return Err(ClientError::Version {
+                client: protocol::VERSION,
+                host: welcome.v,
+            });
+        }
+        return Ok(Greeting {
+            max_frame: usize::try_from(welcome.max_frame).unwrap_or(usize::MAX),
+            cancel_grace: welcome
+                .cancel_grace_ms
+                .map(std::time::Duration::from_millis),
+        });
     }
     match protocol::decode::<Response>(body) {
         Ok(response) => Err(into_result(response).err().unwrap_or_else(|| {
@@ -197,4 +219,16 @@ pub(super) fn closed() -> ClientError {
         io::ErrorKind::ConnectionAborted,
         "the connection to the host is closed",
     ))
+}
+
+/// A call as the frame that carries it.
+pub(super) fn call_frame(request: Request) -> Vec<u8> {
+    protocol::encode(&ClientFrame::Call(request))
+}
+
+/// A frame from the host after its welcome.
+pub(super) fn host_frame(body: &[u8]) -> Result<HostFrame, ClientError> {
+    protocol::decode(body).map_err(|error| {
+        ClientError::Protocol(format!("a frame from the host does not decode: {error}"))
+    })
 }

@@ -6,16 +6,20 @@
 //! - `error`: [`ClientError`] and [`RemoteError`];
 //! - `exchange`: what both clients do alike (the hello, requests within
 //!   the frame limit, responses into results);
-//! - `blocking`: [`IpcClient`];
+//! - `event`: [`CallEvent`], what a streaming call reports;
+//! - `blocking`: [`IpcClient`], and its stdin pump and canceller;
 //! - `asynchronous`: [`AsyncIpcClient`].
 
 #[cfg(feature = "ipc")]
 mod asynchronous;
 mod blocking;
 mod error;
+mod event;
 mod exchange;
+mod pump;
 
 #[cfg(feature = "ipc")]
-pub use asynchronous::AsyncIpcClient;
-pub use blocking::IpcClient;
+pub use asynchronous::{AsyncIpcClient, CallStream};
+pub use blocking::{CallCanceller, IpcClient};
 pub use error::{ClientError, RemoteError};
+pub use event::CallEvent;

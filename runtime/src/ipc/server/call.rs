@@ -1,26 +1,27 @@
 //! Running one call: plan it (help, or a request for standard input, come
-//! back without a call), dispatch it to the router within the call timeout,
-//! and answer with its result or its error, encoded and within the frame
-//! limit.
+//! back without a call; a command that streams its input starts at once
+//! and asks for the input as it goes), dispatch it to the router within the
+//! call timeout, and answer with its result or its error, encoded and
+//! within the frame limit.
 
 use serde_bytes::ByteBuf;
 
 use super::Shared;
+use super::outbox::answer_body;
 use crate::ipc::argv::{ArgvOutcome, ArgvPlan};
 use crate::ipc::context::{CallContext, CancelReason};
 use crate::ipc::error::IpcError;
 use crate::ipc::exit;
 use crate::ipc::kind::ErrorKind;
-use crate::ipc::protocol::{self, Request, Response, WireError};
+use crate::ipc::protocol::{Request, Response, WireError};
 
 /// Runs one call and encodes its response; a response over the frame limit
 /// is answered with a `response_too_large` error instead.
 pub(super) async fn answer(shared: &Shared, request: Request, context: CallContext) -> Vec<u8> {
     let response = respond(shared, request, context).await;
     let id = response.id;
-    let body = protocol::encode(&response);
     // Only the encoded answer waits for room in the queue.
-    drop(response);
+    let body = answer_body(response);
     if body.len() <= shared.max_frame {
         return body;
     }
@@ -33,7 +34,7 @@ pub(super) async fn answer(shared: &Shared, request: Request, context: CallConte
         ),
         exit::FAILURE,
     );
-    protocol::encode(&Response::failure(id, error))
+    answer_body(Response::failure(id, error))
 }
 
 /// What a successful call answers.
@@ -59,12 +60,23 @@ impl From<ArgvOutcome> for Answer {
 async fn respond(shared: &Shared, request: Request, context: CallContext) -> Response {
     let id = request.id;
     let method = request.method;
+    let info = shared.router.command(&method);
+    let streams_stdin = info.is_some_and(|info| info.streams_stdin);
+    let limit = info.and_then(|info| info.timeout).or(shared.call_timeout);
     let call = async {
         match request.argv {
             Some(argv) if request.stdin.is_none() && request.stdin_ready => {
                 // Read stdin only if the command will take it: help, a usage
                 // error, or an explicit value means it will not.
                 match shared.router.plan_argv(&method, &argv) {
+                    // The input streams as the handler reads it: the call
+                    // starts now, its stdin argument an empty placeholder
+                    // the live stream replaces.
+                    Ok(ArgvPlan::NeedsStdin) if streams_stdin && context.open_input() => shared
+                        .router
+                        .dispatch_argv(&method, &argv, Some(Vec::new()))
+                        .await
+                        .map(Answer::from),
                     Ok(ArgvPlan::NeedsStdin) => Ok(Answer::NeedsStdin),
                     Ok(ArgvPlan::Help(text)) => Ok(Answer::Help(text)),
                     Ok(_) => shared
@@ -90,32 +102,41 @@ async fn respond(shared: &Shared, request: Request, context: CallContext) -> Res
             }
         }
     };
-    let limit = shared
-        .router
-        .command(&method)
-        .and_then(|info| info.timeout)
-        .or(shared.call_timeout);
     let call = context.clone().scope(call);
     tokio::pin!(call);
-    let outcome = match limit {
-        Some(limit) => match tokio::time::timeout(limit, &mut call).await {
-            Ok(outcome) => outcome,
-            Err(_) => {
-                context.cancel(CancelReason::TimedOut);
-                tokio::select! {
-                    biased;
-                    () = shared.hard.cancelled() => {}
-                    _ = tokio::time::timeout(shared.cancel_grace, &mut call) => {}
-                }
+    let deadline = async {
+        match limit {
+            Some(limit) => tokio::time::sleep(limit).await,
+            None => std::future::pending().await,
+        }
+    };
+    let outcome = tokio::select! {
+        biased;
+        outcome = &mut call => outcome,
+        () = deadline => {
+            context.cancel(CancelReason::TimedOut);
+            finish_within_grace(shared, &mut call).await;
+            // `limit` is set: only then does the deadline pass.
+            let limit = limit.unwrap_or_default();
+            let error = WireError::server(
+                ErrorKind::Timeout,
+                format!("command `{method}` timed out after {}", human(limit)),
+                exit::TIMEOUT,
+            );
+            return Response::failure(id, error);
+        }
+        // The caller cancelled (a caller gone is the connection's to end).
+        () = context.cancelled() => match finish_within_grace(shared, &mut call).await {
+            Some(outcome) => outcome,
+            None => {
                 let error = WireError::server(
-                    ErrorKind::Timeout,
-                    format!("command `{method}` timed out after {}", human(limit)),
-                    exit::TIMEOUT,
+                    ErrorKind::Cancelled,
+                    format!("command `{method}` was cancelled"),
+                    exit::INTERRUPTED,
                 );
                 return Response::failure(id, error);
             }
         },
-        None => call.await,
     };
     let mut response = Response {
         id,
@@ -132,6 +153,19 @@ async fn respond(shared: &Shared, request: Request, context: CallContext) -> Res
         Err(error) => return Response::failure(id, wire_error(error)),
     }
     response
+}
+
+/// Gives a cancelled call the server's cancel grace to finish (not past
+/// the server's hard stop); its outcome if it did.
+async fn finish_within_grace<F: std::future::Future + Unpin>(
+    shared: &Shared,
+    call: &mut F,
+) -> Option<F::Output> {
+    tokio::select! {
+        biased;
+        () = shared.hard.cancelled() => None,
+        outcome = tokio::time::timeout(shared.cancel_grace, call) => outcome.ok(),
+    }
 }
 
 /// A command's error as it travels.

@@ -1,55 +1,41 @@
 //! One connection's pipeline, once the handshake is done: a reader task
-//! that takes requests in (and notices the peer leaving), a task per call,
-//! and one writer that sends the answers whole, in the order they finish.
-//! Calls in flight and bytes queued for writing are bounded per connection.
+//! that takes frames in (calls, their input and cancels; and notices the
+//! peer leaving), a task per call, and one writer (`outbox`) that sends
+//! output and answers whole. Calls in flight and bytes queued for writing
+//! are bounded per connection.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
+use serde_bytes::ByteBuf;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 
 use super::Shared;
 use super::call::answer;
+use super::call_io::CallIo;
 use super::handshake::greet;
+use super::outbox::{Control, Held, Hold, Outgoing, RunningCall, answer_body, write_frames};
 use crate::ipc::context::{CallContext, CancelReason};
 use crate::ipc::exit;
 use crate::ipc::kind::ErrorKind;
-use crate::ipc::protocol::{self, FrameError, Request, Response, WireError};
+use crate::ipc::protocol::{self, ClientFrame, FrameError, Request, Response, WireError};
+use crate::sync::LockUnpoisoned;
 
-/// A response on its way out, with what it holds until written (nothing,
-/// for an error about the connection as a whole).
-struct Outgoing {
-    body: Vec<u8>,
-    _held: Option<Held>,
+/// The calls running on a connection, by id: where their input, and a
+/// cancel, go.
+type Calls = Arc<Mutex<HashMap<u64, CallContext>>>;
+
+/// Takes a call off the connection's list when it ends.
+struct Registered {
+    calls: Calls,
+    id: u64,
 }
 
-/// What a call's answer holds until it is written, each released when it
-/// is.
-struct Held {
-    /// Its bytes of the connection's queue budget (`max_queued_bytes`).
-    _queued: OwnedSemaphorePermit,
-    /// Its slot among the connection's calls in flight (`max_in_flight`).
-    _slot: OwnedSemaphorePermit,
-    /// Its place in the server's count of running calls.
-    _running: RunningCall,
-}
-
-/// Counts a call as running until its response is written (or dropped).
-struct RunningCall(Arc<AtomicUsize>);
-
-impl RunningCall {
-    fn start(counter: &Arc<AtomicUsize>) -> Self {
-        counter.fetch_add(1, Ordering::SeqCst);
-        RunningCall(counter.clone())
-    }
-}
-
-impl Drop for RunningCall {
+impl Drop for Registered {
     fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::SeqCst);
+        self.calls.lock_unpoisoned().remove(&self.id);
     }
 }
 
@@ -75,17 +61,24 @@ pub(super) async fn serve_connection<R, W>(
     // out whole.
     let connection = shared.hard.child_token();
     let (outbox, outgoing) = mpsc::channel::<Outgoing>(shared.max_in_flight);
-    let write_task = shared.tracker.spawn(write_answers(
+    let (control, control_out) = mpsc::unbounded_channel::<Control>();
+    let write_task = shared.tracker.spawn(write_frames(
         writer,
         outgoing,
+        control_out,
         connection.clone(),
         shared.io_timeout,
     ));
-    let (requests, mut incoming) = mpsc::channel::<Request>(1);
-    shared.tracker.spawn(read_requests(
+    let calls = Calls::default();
+    let (requests, mut incoming) = mpsc::channel::<(Request, CallContext)>(1);
+    shared.tracker.spawn(read_frames(
         reader,
         requests,
-        outbox.clone(),
+        Streams {
+            outbox: outbox.clone(),
+            control,
+            calls: calls.clone(),
+        },
         shared.clone(),
         connection.clone(),
     ));
@@ -99,7 +92,13 @@ pub(super) async fn serve_connection<R, W>(
             request = incoming.recv() => request,
         };
         // The reader is done: the peer left, or was refused.
-        let Some(request) = request else { break };
+        let Some((request, context)) = request else {
+            break;
+        };
+        let registered = Registered {
+            calls: calls.clone(),
+            id: request.id,
+        };
         let slot = tokio::select! {
             biased;
             () = shared.soft.cancelled() => break,
@@ -111,7 +110,7 @@ pub(super) async fn serve_connection<R, W>(
         };
         shared.tracker.spawn(run_call(
             shared.clone(),
-            request,
+            (request, context, registered),
             slot,
             bytes.clone(),
             outbox.clone(),
@@ -123,15 +122,24 @@ pub(super) async fn serve_connection<R, W>(
     let _ = write_task.await;
 }
 
-/// Reads a connection's requests and hands them on, one at a time. While
-/// the calls are at their in-flight limit it reads one request ahead and
-/// then only watches for the peer hanging up, which cancels the calls: so a
-/// peer that leaves is noticed unless it left two or more requests unread,
-/// and then when the first answer fails to reach it.
-async fn read_requests<R>(
-    mut reader: R,
-    requests: mpsc::Sender<Request>,
+/// Where the reader sends what is not a call: errors go out through the
+/// outbox, input to the calls it belongs to.
+struct Streams {
     outbox: mpsc::Sender<Outgoing>,
+    control: mpsc::UnboundedSender<Control>,
+    calls: Calls,
+}
+
+/// Reads a connection's frames: calls are handed on one at a time, input
+/// and cancels go straight to their calls. While the calls are at their
+/// in-flight limit it reads one call ahead and then only watches for the
+/// peer hanging up, which cancels the calls: so a peer that leaves is
+/// noticed unless it left two or more frames unread, and then when the
+/// first answer fails to reach it.
+async fn read_frames<R>(
+    mut reader: R,
+    requests: mpsc::Sender<(Request, CallContext)>,
+    streams: Streams,
     shared: Arc<Shared>,
     connection: CancellationToken,
 ) where
@@ -139,23 +147,59 @@ async fn read_requests<R>(
 {
     // The first byte of the next frame, when it came while waiting.
     let mut early = None;
+    let hang_up = |streams: &Streams| {
+        // Whoever would read the answers is gone: stop their calls, and
+        // fail input that will never end.
+        for context in streams.calls.lock_unpoisoned().values() {
+            if let Some(io) = context.io() {
+                io.end_input(true);
+            }
+        }
+        connection.cancel();
+    };
     loop {
         let next = tokio::select! {
             biased;
             () = shared.soft.cancelled() => return,
             () = connection.cancelled() => return,
-            next = next_request(&mut reader, early.take(), &outbox, &shared) => next,
+            next = next_frame(&mut reader, early.take(), &streams.outbox, &shared) => next,
         };
         let request = match next {
-            Next::Request(request) => request,
-            // Whoever would read the answers is gone: stop their calls.
+            Next::Frame(ClientFrame::Call(request)) => request,
+            Next::Frame(frame) => {
+                if !deliver(frame, &streams.calls) {
+                    hang_up(&streams);
+                    return;
+                }
+                continue;
+            }
             Next::Closed => {
-                connection.cancel();
+                hang_up(&streams);
                 return;
             }
             // The refusal is queued; the writer sends it, then ends.
             Next::Refused => return,
         };
+        if streams.calls.lock_unpoisoned().contains_key(&request.id) {
+            let message = format!("call id {} is already in use", request.id);
+            send_now(
+                &streams.outbox,
+                WireError::server(ErrorKind::Protocol, message, exit::UNAVAILABLE),
+            )
+            .await;
+            return;
+        }
+        let io = CallIo::new(
+            request.id,
+            streams.outbox.clone(),
+            streams.control.clone(),
+            shared.max_frame,
+        );
+        let context = CallContext::for_call(Some(Arc::new(io)));
+        streams
+            .calls
+            .lock_unpoisoned()
+            .insert(request.id, context.clone());
         let room = loop {
             let mut byte = [0u8; 1];
             tokio::select! {
@@ -169,20 +213,48 @@ async fn read_requests<R>(
                 read = reader.read(&mut byte), if early.is_none() => match read {
                     Ok(1) => early = Some(byte[0]),
                     _ => {
-                        connection.cancel();
+                        hang_up(&streams);
                         return;
                     }
                 },
             }
         };
-        room.send(request);
+        room.send((request, context));
+    }
+}
+
+/// Hands a frame that is not a call to the call it names (frames for a
+/// call that has ended are dropped: they crossed its answer). `false` for
+/// a peer that broke the protocol.
+fn deliver(frame: ClientFrame, calls: &Calls) -> bool {
+    let (id, action) = match frame {
+        ClientFrame::Input(chunk) => (chunk.id, Some(chunk.data)),
+        ClientFrame::InputEnd(call) => (call.id, None),
+        ClientFrame::Cancel(cancel) => {
+            if let Some(context) = calls.lock_unpoisoned().get(&cancel.id) {
+                context.cancel(CancelReason::Interrupted);
+            }
+            return true;
+        }
+        ClientFrame::Call(_) => return true,
+    };
+    let Some(context) = calls.lock_unpoisoned().get(&id).cloned() else {
+        return true;
+    };
+    let Some(io) = context.io() else { return true };
+    match action {
+        Some(data) => io.feed(ByteBuf::into_vec(data)),
+        None => {
+            io.end_input(false);
+            true
+        }
     }
 }
 
 /// Runs one call and queues its answer, holding its slot until written.
 async fn run_call(
     shared: Arc<Shared>,
-    request: Request,
+    (request, context, _registered): (Request, CallContext, Registered),
     slot: OwnedSemaphorePermit,
     bytes: Arc<Semaphore>,
     outbox: mpsc::Sender<Outgoing>,
@@ -190,7 +262,6 @@ async fn run_call(
     _admitted: Arc<OwnedSemaphorePermit>,
 ) {
     let running = RunningCall::start(&shared.calls_running);
-    let context = CallContext::for_call();
     let call = answer(&shared, request, context.clone());
     tokio::pin!(call);
     let body = tokio::select! {
@@ -229,52 +300,22 @@ async fn run_call(
     let _ = outbox
         .send(Outgoing {
             body,
-            _held: Some(held),
+            hold: Hold::Answer(held),
         })
         .await;
 }
 
-/// Writes a connection's answers in turn. A peer that stops reading loses
-/// the connection after the I/O timeout, which cancels its calls.
-async fn write_answers<W>(
-    mut writer: W,
-    mut outgoing: mpsc::Receiver<Outgoing>,
-    stop: CancellationToken,
-    io: Duration,
-) where
-    W: AsyncWrite + Unpin,
-{
-    loop {
-        let frame = tokio::select! {
-            biased;
-            () = stop.cancelled() => return,
-            frame = outgoing.recv() => frame,
-        };
-        // Every sender gone: all answers are out.
-        let Some(frame) = frame else { return };
-        let written = tokio::select! {
-            biased;
-            () = stop.cancelled() => return,
-            written = tokio::time::timeout(io, protocol::write_frame_async(&mut writer, &frame.body)) => written,
-        };
-        if !matches!(written, Ok(Ok(()))) {
-            stop.cancel();
-            return;
-        }
-    }
-}
-
 /// What came in on a connection.
 enum Next {
-    Request(Request),
+    Frame(ClientFrame),
     /// The peer closed the connection (or its sending half), or it broke.
     Closed,
     /// The peer sent something unacceptable; an error for it is queued.
     Refused,
 }
 
-/// Reads the next request, whose first byte may have come already.
-async fn next_request<R>(
+/// Reads the next frame, whose first byte may have come already.
+async fn next_frame<R>(
     reader: &mut R,
     early: Option<u8>,
     outbox: &mpsc::Sender<Outgoing>,
@@ -303,16 +344,16 @@ where
     })
     .await;
     let error = match body {
-        Ok(Ok(body)) => match protocol::decode::<Request>(&body) {
-            Ok(request) if request.id != 0 => return Next::Request(request),
-            Ok(_) => WireError::server(
+        Ok(Ok(body)) => match protocol::decode::<ClientFrame>(&body) {
+            Ok(ClientFrame::Call(request)) if request.id == 0 => WireError::server(
                 ErrorKind::Protocol,
                 "request ids start at 1",
                 exit::UNAVAILABLE,
             ),
+            Ok(frame) => return Next::Frame(frame),
             Err(error) => WireError::server(
                 ErrorKind::Protocol,
-                format!("the request is not a gangway request: {error}"),
+                format!("the frame is not a gangway frame: {error}"),
                 exit::UNAVAILABLE,
             ),
         },
@@ -340,6 +381,11 @@ where
 
 /// Queues an error for the peer, outside the per-call accounting.
 async fn send_now(outbox: &mpsc::Sender<Outgoing>, error: WireError) {
-    let body = protocol::encode(&Response::failure(0, error));
-    let _ = outbox.send(Outgoing { body, _held: None }).await;
+    let body = answer_body(Response::failure(0, error));
+    let _ = outbox
+        .send(Outgoing {
+            body,
+            hold: Hold::Nothing,
+        })
+        .await;
 }

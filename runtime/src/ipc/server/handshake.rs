@@ -100,11 +100,7 @@ where
         return false;
     };
     if hello.v != protocol::VERSION {
-        let message = format!(
-            "protocol version {} is not supported; this host speaks version {}",
-            hello.v,
-            protocol::VERSION
-        );
+        let message = protocol::version_mismatch(hello.v, protocol::VERSION);
         refuse(reader, writer, mismatch(message)).await;
         return false;
     }
@@ -116,6 +112,7 @@ where
     let welcome = Welcome {
         v: protocol::VERSION,
         max_frame: shared.max_frame as u64,
+        cancel_grace_ms: Some(u64::try_from(shared.cancel_grace.as_millis()).unwrap_or(u64::MAX)),
     };
     let body = protocol::encode(&welcome);
     matches!(

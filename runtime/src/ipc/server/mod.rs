@@ -12,7 +12,9 @@
 //!   connection away;
 //! - `connection`: one connection's pipeline, a reader and a writer task,
 //!   and the limits on calls and bytes in flight;
-//! - `call`: running one call, within its time limit, and its answer.
+//! - `outbox`: the one writer per connection, answers and output in order;
+//! - `call`: running one call, within its time limit, and its answer;
+//! - `call_io`: a call's output, progress and streamed input.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -30,9 +32,13 @@ use super::router::IpcRouter;
 
 mod builder;
 mod call;
+mod call_io;
 mod connection;
 mod handshake;
 mod listen;
+mod outbox;
+
+pub(crate) use call_io::{CallIo, INPUT_WINDOW};
 
 pub use builder::IpcServerBuilder;
 

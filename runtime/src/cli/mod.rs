@@ -34,17 +34,41 @@
 //! stdin is read to its end and sent. Empty input is no input: with stdin
 //! on `/dev/null`, closed, or an empty pipe, an `Option` argument stays
 //! `None` and a required `String`/`Vec<u8>` one gets an empty value. A pipe
-//! that never closes is never read by a call that does not take it.
+//! that never closes is never read by a call that does not take it. A
+//! command whose stdin argument is an
+//! [`InputStream`](crate::ipc::InputStream) gets the input as it is read,
+//! chunk by chunk, with no size limit (`tail -f log | host-grep ERROR`).
+//!
+//! Output the handler streams (`CallContext::stdout`/`stderr`) is written
+//! as it arrives, before the response; a reader that leaves (`cmd | head
+//! -1`) ends the call. Progress shows as a self-updating line when stderr
+//! is a terminal, as `progress: 40/100 building` lines with
+//! `GANGWAY_PROGRESS=lines`, and not at all with `GANGWAY_PROGRESS=off`.
+//!
+//! SIGINT (Ctrl-C), SIGTERM and SIGHUP cancel the call on the host; the
+//! client waits up to the host's cancel grace for it to stop, then exits
+//! 128 + the signal's number. A second signal exits at once.
 //!
 //! Exit codes ([`ipc::exit`](crate::ipc::exit)): 1 when the handler
 //! failed, 2 for a usage error (or input too large to send), 69 when the
-//! host cannot be reached, 74 when standard input cannot be read, 124 when
-//! the call timed out.
+//! host cannot be reached (or speaks another protocol version), 74 when
+//! standard input cannot be read, 124 when the call timed out, 128+n when
+//! signal n ended it.
 
 use std::ffi::OsString;
 use std::io::{self, IsTerminal, Read, Write};
 
-use crate::ipc::{ArgvOutcome, ClientError, IpcClient, exit};
+use crate::ipc::protocol::OutputStream;
+use crate::ipc::{ArgvOutcome, CallEvent, ClientError, IpcClient, exit};
+
+mod print;
+mod progress;
+mod signals;
+
+use print::print_response;
+pub use progress::ENV_PROGRESS;
+use progress::ProgressView;
+use signals::SignalWatch;
 
 /// How to call the client, for its usage errors.
 const USAGE: &str = "call <command> [--stdin <arg>] [--] <args...>";
@@ -60,6 +84,8 @@ Exit codes:
   70   the command's response could not be encoded
   74   standard input could not be read
   124  the call timed out (and was cancelled)
+  128+n  ended by signal n: 130 for Ctrl-C (SIGINT), 143 for SIGTERM, 129 for
+       SIGHUP; the call is cancelled on the host first
 ";
 
 /// One parsed `call`.
@@ -280,18 +306,55 @@ fn run_call(call: Call) -> i32 {
         Ok(client) => client,
         Err(error) => return report_error(&call.command, &error),
     };
+    // Ctrl-C, SIGTERM and SIGHUP cancel the call on the host.
+    let signals = match SignalWatch::start(client.canceller(), client.cancel_grace()) {
+        Ok(signals) => signals,
+        Err(error) => {
+            eprintln!("{}: cannot watch for signals: {error}", call.command);
+            return exit::SOFTWARE;
+        }
+    };
     // The host decides whether stdin is used (not for help, a usage error,
     // or a stdin argument given explicitly); it is read only then, so a pipe
     // that never closes blocks only a command that reads it.
     let piped = call.stdin != Stdin::Unused && stdin_is_piped();
-    let outcome = if piped {
-        client.call_argv_piped(&call.command, &words, read_stdin)
-    } else {
-        client.call_argv(&call.command, &words, None)
-    };
+    let stdin: Option<Box<dyn Read + Send>> = piped.then(|| Box::new(io::stdin()) as _);
+    let mut progress = ProgressView::from_env();
+    let outcome = client.call_argv_streaming(&call.command, &words, stdin, &mut |event| {
+        match event {
+            CallEvent::Output { stream, data } => progress.suspend(|| match stream {
+                OutputStream::Stdout => {
+                    let mut stdout = io::stdout().lock();
+                    stdout.write_all(&data).and_then(|()| stdout.flush())
+                }
+                // Standard error is a person's: a failed write is not worth
+                // ending the call for.
+                OutputStream::Stderr => {
+                    let _ = io::stderr().lock().write_all(&data);
+                    Ok(())
+                }
+            }),
+            CallEvent::Progress {
+                done,
+                total,
+                message,
+            } => {
+                progress.update(done, total, message);
+                Ok(())
+            }
+        }
+    });
+    progress.finish();
+    // Interrupted: whatever the host answered, exit as the signal says.
+    if let Some(signal) = signals.caught() {
+        return exit::signal(signal);
+    }
     match outcome {
         Ok(ArgvOutcome::Help(text)) => write_stdout(text.as_bytes()),
         Ok(ArgvOutcome::Response(payload)) => print_response(&call.command, &payload),
+        // The reader of our output left (`cmd | head -1`): not a failure;
+        // closing the connection tells the host to stop.
+        Err(ClientError::Io(error)) if error.kind() == io::ErrorKind::BrokenPipe => exit::OK,
         Err(error) => report_error(&call.command, &error),
     }
 }
@@ -301,18 +364,6 @@ fn run_call(call: Call) -> i32 {
 /// reads as empty input.)
 fn stdin_is_piped() -> bool {
     !io::stdin().is_terminal()
-}
-
-/// Standard input, whole, or one byte more than `room` when it does not
-/// fit (the client refuses that).
-fn read_stdin(room: usize) -> Result<Vec<u8>, ClientError> {
-    let mut bytes = Vec::new();
-    io::stdin()
-        .lock()
-        .take(room as u64 + 1)
-        .read_to_end(&mut bytes)
-        .map_err(ClientError::Stdin)?;
-    Ok(bytes)
 }
 
 fn report_error(command: &str, error: &ClientError) -> i32 {
@@ -329,114 +380,6 @@ fn report_error(command: &str, error: &ClientError) -> i32 {
             error.exit_code()
         }
     }
-}
-
-/// Prints a response: a string as text ending with a newline (one added
-/// when missing; empty text prints nothing), `()`/null as nothing, binary
-/// byte for byte, anything else as JSON ending with a newline.
-fn print_response(command: &str, payload: &[u8]) -> i32 {
-    let value = match rmpv::decode::read_value(&mut &payload[..]) {
-        Ok(value) => value,
-        Err(error) => {
-            eprintln!("{command}: the response is not MessagePack: {error}");
-            return exit::UNAVAILABLE;
-        }
-    };
-    match value {
-        rmpv::Value::Nil => exit::OK,
-        rmpv::Value::String(text) => write_stdout(&text_line(text.as_bytes())),
-        rmpv::Value::Binary(bytes) => write_stdout(&bytes),
-        other => match json_text(&other, io::stdout().is_terminal()) {
-            Ok(text) => write_stdout(&text),
-            Err(error) => {
-                eprintln!("{command}: the response cannot be shown as JSON: {error}");
-                exit::UNAVAILABLE
-            }
-        },
-    }
-}
-
-/// Text as a shell prints it: ending with one newline, added when missing,
-/// so calls in a row read line by line. Empty text prints nothing.
-fn text_line(text: &[u8]) -> std::borrow::Cow<'_, [u8]> {
-    if text.is_empty() || text.ends_with(b"\n") {
-        std::borrow::Cow::Borrowed(text)
-    } else {
-        let mut line = Vec::with_capacity(text.len() + 1);
-        line.extend_from_slice(text);
-        line.push(b'\n');
-        std::borrow::Cow::Owned(line)
-    }
-}
-
-/// A MessagePack value written as JSON with its map entries in the order
-/// they arrived, which is the order the response type serializes its
-/// fields (going through `serde_json::Map` would sort them).
-struct InOrder<'a>(&'a rmpv::Value);
-
-impl serde::Serialize for InOrder<'_> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::{SerializeMap, SerializeSeq};
-        match self.0 {
-            rmpv::Value::Nil => serializer.serialize_unit(),
-            rmpv::Value::Boolean(b) => serializer.serialize_bool(*b),
-            rmpv::Value::Integer(n) => match (n.as_i64(), n.as_u64()) {
-                (Some(i), _) => serializer.serialize_i64(i),
-                (None, Some(u)) => serializer.serialize_u64(u),
-                _ => serializer.serialize_unit(),
-            },
-            // JSON has no NaN or infinity: serde_json writes them as null.
-            rmpv::Value::F32(x) => serializer.serialize_f64(f64::from(*x)),
-            rmpv::Value::F64(x) => serializer.serialize_f64(*x),
-            rmpv::Value::String(text) => {
-                serializer.serialize_str(&String::from_utf8_lossy(text.as_bytes()))
-            }
-            rmpv::Value::Binary(bytes) | rmpv::Value::Ext(_, bytes) => {
-                let mut seq = serializer.serialize_seq(Some(bytes.len()))?;
-                for byte in bytes {
-                    seq.serialize_element(byte)?;
-                }
-                seq.end()
-            }
-            rmpv::Value::Array(items) => {
-                let mut seq = serializer.serialize_seq(Some(items.len()))?;
-                for item in items {
-                    seq.serialize_element(&InOrder(item))?;
-                }
-                seq.end()
-            }
-            rmpv::Value::Map(entries) => {
-                let mut map = serializer.serialize_map(Some(entries.len()))?;
-                for (key, value) in entries {
-                    match key {
-                        rmpv::Value::String(text) => map.serialize_entry(
-                            &*String::from_utf8_lossy(text.as_bytes()),
-                            &InOrder(value),
-                        )?,
-                        // JSON keys are text: any other key as its JSON.
-                        other => {
-                            let key = serde_json::to_string(&InOrder(other))
-                                .map_err(serde::ser::Error::custom)?;
-                            map.serialize_entry(&key, &InOrder(value))?
-                        }
-                    }
-                }
-                map.end()
-            }
-        }
-    }
-}
-
-/// A structured response as JSON ending with a newline: indented for a
-/// person at a terminal, one compact line on a pipe, as `jq` does.
-fn json_text(value: &rmpv::Value, pretty: bool) -> Result<Vec<u8>, serde_json::Error> {
-    let mut out = if pretty {
-        serde_json::to_vec_pretty(&InOrder(value))?
-    } else {
-        serde_json::to_vec(&InOrder(value))?
-    };
-    out.push(b'\n');
-    Ok(out)
 }
 
 #[cfg(test)]

@@ -1,0 +1,208 @@
+//! A served call's traffic besides its answer: the output its handler
+//! writes (in chunks, back-pressured through a per-call window), its
+//! progress (latest value wins, never waits), and its streamed standard
+//! input (fed by the connection's reader within the credit granted).
+
+use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::{Semaphore, mpsc};
+use tokio_util::sync::CancellationToken;
+
+use super::outbox::{Control, Hold, Outgoing};
+use crate::ipc::protocol::{self, HostFrame, InputWanted, OutputStream, Progress};
+use crate::sync::LockUnpoisoned;
+
+/// How many bytes of one call's output may wait to be written: a caller
+/// that stops reading holds its handler at this much.
+const OUTPUT_WINDOW: usize = 1024 * 1024;
+
+/// The largest output chunk (smaller under a smaller frame limit).
+const MAX_CHUNK: usize = 256 * 1024;
+
+/// How many bytes of input the host takes ahead of the handler.
+pub(crate) const INPUT_WINDOW: u64 = 1024 * 1024;
+
+/// The connection-side half of a call's context.
+pub(crate) struct CallIo {
+    id: u64,
+    frames: mpsc::Sender<Outgoing>,
+    control: mpsc::UnboundedSender<Control>,
+    window: Arc<Semaphore>,
+    max_chunk: usize,
+    progress: Arc<ProgressSlot>,
+    input: Mutex<InputFeed>,
+}
+
+/// The latest progress of a call, and whether a frame for it is queued.
+pub(crate) struct ProgressSlot {
+    latest: Mutex<Option<Progress>>,
+    queued: AtomicBool,
+}
+
+impl ProgressSlot {
+    /// The latest progress, encoded, when there is one not yet sent.
+    pub(crate) fn take_encoded(&self) -> Option<Vec<u8>> {
+        self.queued.store(false, Ordering::SeqCst);
+        let latest = self.latest.lock_unpoisoned().take()?;
+        Some(protocol::encode(&HostFrame::Progress(latest)))
+    }
+}
+
+/// Where a call's streamed input goes.
+#[derive(Default)]
+struct InputFeed {
+    /// Open while the handler may still read input.
+    sender: Option<mpsc::UnboundedSender<io::Result<Vec<u8>>>>,
+    /// Bytes the caller may send: credit granted less bytes received.
+    credit: u64,
+}
+
+impl CallIo {
+    pub(crate) fn new(
+        id: u64,
+        frames: mpsc::Sender<Outgoing>,
+        control: mpsc::UnboundedSender<Control>,
+        max_frame: usize,
+    ) -> Self {
+        CallIo {
+            id,
+            frames,
+            control,
+            window: Arc::new(Semaphore::new(OUTPUT_WINDOW)),
+            max_chunk: max_frame
+                .saturating_sub(protocol::CHUNK_OVERHEAD)
+                .clamp(1, MAX_CHUNK),
+            progress: Arc::new(ProgressSlot {
+                latest: Mutex::new(None),
+                queued: AtomicBool::new(false),
+            }),
+            input: Mutex::new(InputFeed::default()),
+        }
+    }
+
+    /// Sends `data` to the caller's `stream` in chunks, each waiting for
+    /// room in the call's window. `false` once the call is cancelled or the
+    /// connection gone.
+    pub(crate) async fn write(
+        &self,
+        stream: OutputStream,
+        data: &[u8],
+        cancelled: &CancellationToken,
+    ) -> bool {
+        if cancelled.is_cancelled() {
+            return false;
+        }
+        for chunk in data.chunks(self.max_chunk) {
+            // A chunk is at most `MAX_CHUNK`, well under the window.
+            let wanted = u32::try_from(chunk.len()).unwrap_or(u32::MAX);
+            let permit = tokio::select! {
+                biased;
+                () = cancelled.cancelled() => return false,
+                permit = self.window.clone().acquire_many_owned(wanted) => permit,
+            };
+            let Ok(permit) = permit else { return false };
+            let frame = Outgoing {
+                body: protocol::encode_output(self.id, stream, chunk),
+                hold: Hold::Output(permit),
+            };
+            let sent = tokio::select! {
+                biased;
+                () = cancelled.cancelled() => return false,
+                sent = self.frames.send(frame) => sent,
+            };
+            if sent.is_err() {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Records the call's progress and makes sure a frame for it is
+    /// queued; never waits.
+    pub(crate) fn progress(&self, done: u64, total: Option<u64>, message: Option<String>) {
+        *self.progress.latest.lock_unpoisoned() = Some(Progress {
+            id: self.id,
+            done,
+            total,
+            message,
+        });
+        if !self.progress.queued.swap(true, Ordering::SeqCst)
+            && self
+                .control
+                .send(Control::Progress(self.progress.clone()))
+                .is_err()
+        {
+            self.progress.queued.store(false, Ordering::SeqCst);
+        }
+    }
+
+    /// Opens the call's input: the receiving end for the handler's
+    /// [`InputStream`](crate::ipc::InputStream), with the first credit sent
+    /// to the caller.
+    pub(crate) fn open_input(&self) -> mpsc::UnboundedReceiver<io::Result<Vec<u8>>> {
+        let (sender, receiver) = mpsc::unbounded_channel();
+        {
+            let mut feed = self.input.lock_unpoisoned();
+            feed.sender = Some(sender);
+            feed.credit = 0;
+        }
+        self.grant(INPUT_WINDOW);
+        receiver
+    }
+
+    /// Gives the caller credit for `bytes` more of input.
+    pub(crate) fn grant(&self, bytes: u64) {
+        {
+            let mut feed = self.input.lock_unpoisoned();
+            if feed.sender.is_none() {
+                return;
+            }
+            feed.credit += bytes;
+        }
+        let frame = protocol::encode(&HostFrame::InputWanted(InputWanted { id: self.id, bytes }));
+        let _ = self.control.send(Control::Frame(frame));
+    }
+
+    /// A chunk of input from the caller. More than its credit is a broken
+    /// client: the handler's input fails, and `false` asks the reader to
+    /// drop the connection.
+    pub(crate) fn feed(&self, data: Vec<u8>) -> bool {
+        let mut feed = self.input.lock_unpoisoned();
+        let feed = &mut *feed;
+        let Some(sender) = &feed.sender else {
+            // Input for a call that does not stream it, or whose handler
+            // is done with it: dropped.
+            return true;
+        };
+        let len = data.len() as u64;
+        if len > feed.credit {
+            let _ = sender.send(Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "the caller sent more input than the host asked for",
+            )));
+            feed.sender = None;
+            return false;
+        }
+        feed.credit -= len;
+        if sender.send(Ok(data)).is_err() {
+            // The handler dropped its stream: nobody reads the rest.
+            feed.sender = None;
+        }
+        true
+    }
+
+    /// The caller's input ended (`broken`: it went away first).
+    pub(crate) fn end_input(&self, broken: bool) {
+        let mut feed = self.input.lock_unpoisoned();
+        if let Some(sender) = feed.sender.take()
+            && broken
+        {
+            let _ = sender.send(Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "the caller went away before its input ended",
+            )));
+        }
+    }
+}
