@@ -1,4 +1,4 @@
-//! A host exposing three commands to a sandboxed shell.
+//! A host exposing four commands to a sandboxed shell.
 //!
 //! Run with `cargo run --example sandbox`. The host registers the commands,
 //! starts the IPC server, writes a wrapper script per command, and runs a
@@ -22,7 +22,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use gangway::IpcCommand;
-use gangway::ipc::{Bwrap, CommandError, CommandResult, IpcRouter, IpcServer};
+use gangway::ipc::{
+    Bwrap, CallContext, CommandError, CommandResult, InputStream, IpcRouter, IpcServer,
+};
 use serde::{Deserialize, Serialize};
 
 /// Search the notes and print the matching lines.
@@ -66,6 +68,36 @@ impl WordCount {
         let text = std::str::from_utf8(&self.text)
             .map_err(|_| CommandError::new("the input is not UTF-8 text"))?;
         Ok(text.split_whitespace().count())
+    }
+}
+
+/// Print the lines of the input that hold a word, each as soon as it is
+/// read: it sits in a pipeline (`tail -f app.log | host-grep ERROR`).
+#[derive(Clone, Serialize, Deserialize, IpcCommand)]
+#[ipc(name = "host-grep", response = CommandResult<()>, timeout = "1h")]
+struct HostGrep {
+    /// The word to look for.
+    #[ipc(positional)]
+    word: String,
+    /// The text, streamed in as it arrives.
+    #[ipc(stdin)]
+    input: InputStream,
+    #[ipc(context)]
+    #[serde(skip)]
+    ctx: CallContext,
+}
+
+impl HostGrep {
+    async fn handle(&mut self) -> CommandResult<()> {
+        use tokio::io::AsyncBufReadExt;
+        let mut lines = tokio::io::BufReader::new(&mut self.input).lines();
+        while let Some(line) = lines.next_line().await? {
+            if line.contains(&self.word) {
+                // Reaches the caller now; fails once the call is cancelled.
+                self.ctx.stdout(format!("{line}\n")).await?;
+            }
+        }
+        Ok(())
     }
 }
 
@@ -117,6 +149,8 @@ echo '$ printf "one two three" | wc'
 printf 'one two three' | wc; check 0
 echo '$ wc < /dev/null   # empty input is no input'
 wc < /dev/null; check 0
+printf '%s\n' "$ printf '%s\\n' ok 'ERROR disk' ok 'ERROR net' | host-grep ERROR   # streamed both ways"
+printf '%s\n' ok 'ERROR disk' ok 'ERROR net' | host-grep ERROR; check 0
 echo '$ search --limt 3 rust   # a typo'
 search --limt 3 rust; check 2
 echo '$ stats'
@@ -189,6 +223,11 @@ async fn host() -> i32 {
             notes,
         })
         .register(WordCount { text: Vec::new() })
+        .register(HostGrep {
+            word: String::new(),
+            input: InputStream::new(),
+            ctx: CallContext::detached(),
+        })
         .register(StatsCommand {
             served: Arc::new(AtomicUsize::new(0)),
         });

@@ -135,14 +135,14 @@ fn main() {
             }
         }
     });
-    let request = protocol::encode(&protocol::Request {
+    let request = protocol::encode(&protocol::ClientFrame::Call(protocol::Request {
         id: 1,
         method: "echoargs".into(),
         params: Some(serde_bytes::ByteBuf::from(params.clone())),
         argv: None,
         stdin: None,
         stdin_ready: false,
-    });
+    }));
     let mut bare = Vec::new();
     for _ in 0..5 {
         let started = Instant::now();

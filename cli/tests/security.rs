@@ -625,3 +625,43 @@ fn the_first_call_leaves_with_the_hello_without_waiting_for_the_welcome() {
     drop(raw);
     caller.join().unwrap();
 }
+
+#[test]
+fn input_beyond_the_credit_granted_drops_the_connection() {
+    let host = Host::start();
+    let mut raw = UnixStream::connect(socket_path(&host)).unwrap();
+    raw.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    raw_hello(&mut raw, host.env().token());
+    let request = protocol::Request {
+        id: 1,
+        method: "sum".into(),
+        params: None,
+        argv: Some(vec![]),
+        stdin: None,
+        stdin_ready: true,
+    };
+    protocol::write_frame(&mut raw, &common::call_frame(request)).unwrap();
+    // The host starts the call and grants credit for a window of input.
+    let body = protocol::read_frame(&mut raw, 1 << 20).unwrap().unwrap();
+    let protocol::HostFrame::InputWanted(wanted) = protocol::decode(&body).unwrap() else {
+        panic!("no credit first");
+    };
+    assert_eq!(wanted.id, 1);
+    // A client that sends more than it was granted is cut off: it cannot
+    // make the host hold more than the window.
+    let flood = vec![b'y'; wanted.bytes as usize + 1];
+    protocol::write_frame(&mut raw, &protocol::encode_input(1, &flood)).unwrap();
+    // The host closes the connection (a read timeout here would fail the
+    // test) and never hands the handler the excess.
+    let mut rest = Vec::new();
+    match raw.read_to_end(&mut rest) {
+        Ok(_) => {}
+        Err(error) => assert_eq!(error.kind(), std::io::ErrorKind::ConnectionReset),
+    }
+    assert_eq!(
+        host.tally
+            .sum_chunks
+            .load(std::sync::atomic::Ordering::SeqCst),
+        0
+    );
+}

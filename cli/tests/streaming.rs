@@ -549,3 +549,53 @@ fn the_async_client_streams_a_calls_events_then_its_result() {
         );
     });
 }
+
+#[test]
+fn a_cancel_reaches_a_running_call_while_calls_queue_behind_the_limit() {
+    use gangway::ipc::{ArgvOutcome, AsyncIpcClient, IpcServer};
+    let host = Host::start_with(IpcServer::builder().max_in_flight(2));
+    let env = host.env();
+    host.runtime.block_on(async {
+        let client = AsyncIpcClient::connect_to(env.endpoint(), env.token())
+            .await
+            .unwrap();
+        let none: &[&str] = &[];
+        let first = client
+            .call_argv_streaming("linger", none, None)
+            .await
+            .unwrap();
+        let second = client
+            .call_argv_streaming("linger", none, None)
+            .await
+            .unwrap();
+        while host.tally.waits_started.load(Ordering::SeqCst) < 2 {
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+        // Both slots busy; three more calls wait to start, read ahead of
+        // the cancel below.
+        let mut queued = Vec::new();
+        for _ in 0..3 {
+            let client = client.clone();
+            queued.push(tokio::spawn(async move {
+                client.call_argv("ping", &[] as &[&str], None).await
+            }));
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        first.cancel().await.unwrap();
+        let ArgvOutcome::Response(reply) = first.finish().await.unwrap() else {
+            panic!("help");
+        };
+        assert_eq!(
+            rmp_serde::from_slice::<String>(&reply).unwrap(),
+            "cancelled"
+        );
+        second.cancel().await.unwrap();
+        assert!(second.finish().await.is_ok());
+        for call in queued {
+            assert!(
+                call.await.unwrap().is_ok(),
+                "the queued calls run once slots free"
+            );
+        }
+    });
+}

@@ -307,7 +307,7 @@ fn run_call(call: Call) -> i32 {
         Err(error) => return report_error(&call.command, &error),
     };
     // Ctrl-C, SIGTERM and SIGHUP cancel the call on the host.
-    let signals = match SignalWatch::start(client.canceller(), client.cancel_grace()) {
+    let signals = match SignalWatch::start(client.canceller()) {
         Ok(signals) => signals,
         Err(error) => {
             eprintln!("{}: cannot watch for signals: {error}", call.command);
@@ -320,12 +320,18 @@ fn run_call(call: Call) -> i32 {
     let piped = call.stdin != Stdin::Unused && stdin_is_piped();
     let stdin: Option<Box<dyn Read + Send>> = piped.then(|| Box::new(io::stdin()) as _);
     let mut progress = ProgressView::from_env();
+    // Set when our own reader left (`cmd | head -1`), which is not a
+    // failure; a broken connection to the host is.
+    let mut reader_left = false;
     let outcome = client.call_argv_streaming(&call.command, &words, stdin, &mut |event| {
         match event {
             CallEvent::Output { stream, data } => progress.suspend(|| match stream {
                 OutputStream::Stdout => {
                     let mut stdout = io::stdout().lock();
-                    stdout.write_all(&data).and_then(|()| stdout.flush())
+                    let written = stdout.write_all(&data).and_then(|()| stdout.flush());
+                    reader_left =
+                        matches!(&written, Err(e) if e.kind() == io::ErrorKind::BrokenPipe);
+                    written
                 }
                 // Standard error is a person's: a failed write is not worth
                 // ending the call for.
@@ -354,7 +360,7 @@ fn run_call(call: Call) -> i32 {
         Ok(ArgvOutcome::Response(payload)) => print_response(&call.command, &payload),
         // The reader of our output left (`cmd | head -1`): not a failure;
         // closing the connection tells the host to stop.
-        Err(ClientError::Io(error)) if error.kind() == io::ErrorKind::BrokenPipe => exit::OK,
+        Err(ClientError::Io(_)) if reader_left => exit::OK,
         Err(error) => report_error(&call.command, &error),
     }
 }

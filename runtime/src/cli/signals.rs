@@ -29,9 +29,9 @@ pub(super) struct SignalWatch {
 
 impl SignalWatch {
     /// Starts watching, on a thread: the first signal cancels the call
-    /// through `canceller` and arms an exit after `grace` (and a margin);
-    /// a second exits at once.
-    pub(super) fn start(canceller: CallCanceller, grace: Option<Duration>) -> io::Result<Self> {
+    /// through `canceller` and arms an exit after the host's cancel grace
+    /// (and a margin); a second exits at once.
+    pub(super) fn start(canceller: CallCanceller) -> io::Result<Self> {
         let mut signals = Signals::new([SIGINT, SIGTERM, SIGHUP])?;
         let handle = signals.handle();
         let caught = Arc::new(AtomicI32::new(0));
@@ -44,14 +44,20 @@ impl SignalWatch {
                         // Asked twice: do not wait for the host.
                         std::process::exit(exit::signal(signal));
                     }
-                    let _ = canceller.cancel(Some(signal));
-                    let wait = grace.unwrap_or(DEFAULT_GRACE) + MARGIN;
+                    // The deadline first, and the cancel on a thread of
+                    // its own: a host that stopped reading cannot hold
+                    // the client past it, nor keep a second signal out.
+                    let wait = canceller.cancel_grace().unwrap_or(DEFAULT_GRACE) + MARGIN;
                     let _ = std::thread::Builder::new()
                         .name("gangway-cancel-deadline".to_owned())
                         .spawn(move || {
                             std::thread::sleep(wait);
                             std::process::exit(exit::signal(signal));
                         });
+                    let cancel = canceller.clone();
+                    let _ = std::thread::Builder::new()
+                        .name("gangway-cancel".to_owned())
+                        .spawn(move || cancel.cancel(Some(signal)));
                 }
             })?;
         Ok(SignalWatch { caught, handle })

@@ -79,13 +79,13 @@ impl fmt::Debug for AsyncIpcClient {
     }
 }
 
-/// Removes a call's waiter when the call is given up on.
-struct PendingGuard<'a> {
+/// Removes a call's waiter when the call is given up on (or done).
+struct PendingGuard {
     id: u64,
-    pending: &'a Mutex<Option<Pending>>,
+    pending: Arc<Mutex<Option<Pending>>>,
 }
 
-impl Drop for PendingGuard<'_> {
+impl Drop for PendingGuard {
     fn drop(&mut self) {
         if let Some(pending) = self.pending.lock_unpoisoned().as_mut() {
             pending.remove(&self.id);
@@ -181,8 +181,14 @@ impl AsyncIpcClient {
         self.inner.max_frame
     }
 
-    /// Sends a call with `waiter` registered for its frames; its id.
-    async fn send(&self, mut request: Request, waiter: Waiter) -> Result<u64, ClientError> {
+    /// Sends a call with `waiter` registered for its frames, until the
+    /// guard it returns is dropped (also if this future is, while it waits
+    /// for room to send).
+    async fn send(
+        &self,
+        mut request: Request,
+        waiter: Waiter,
+    ) -> Result<PendingGuard, ClientError> {
         let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
         request.id = id;
         let body = checked(call_frame(request), self.inner.max_frame)?;
@@ -193,26 +199,21 @@ impl AsyncIpcClient {
             };
             pending.insert(id, waiter);
         }
+        let guard = PendingGuard {
+            id,
+            pending: self.inner.pending.clone(),
+        };
         // Once queued, the frame is written whole by the writer task even if
         // this call is given up on.
         if self.inner.outbox.send(body).await.is_err() {
-            self.inner
-                .pending
-                .lock_unpoisoned()
-                .as_mut()
-                .map(|p| p.remove(&id));
             return Err(closed());
         }
-        Ok(id)
+        Ok(guard)
     }
 
     async fn exchange(&self, request: Request) -> Result<Response, ClientError> {
         let (answer, answered) = oneshot::channel();
-        let id = self.send(request, Waiter::Answer(answer)).await?;
-        let _guard = PendingGuard {
-            id,
-            pending: &self.inner.pending,
-        };
+        let _guard = self.send(request, Waiter::Answer(answer)).await?;
         match answered.await {
             Ok(result) => result.and_then(into_result),
             Err(_) => Err(closed()),
@@ -290,9 +291,10 @@ impl AsyncIpcClient {
     ) -> Result<CallStream, ClientError> {
         let (frames, incoming) = mpsc::channel(16);
         let request = argv_request(method, argv, stdin, false);
-        let id = self.send(request, Waiter::Stream(frames)).await?;
+        let guard = self.send(request, Waiter::Stream(frames)).await?;
         Ok(CallStream {
-            id,
+            id: guard.id,
+            _guard: guard,
             client: self.clone(),
             incoming,
             answer: None,
@@ -306,6 +308,8 @@ impl AsyncIpcClient {
 /// [`cancel`](CallStream::cancel) to stop the handler).
 pub struct CallStream {
     id: u64,
+    /// Takes the call's waiter away when the stream is dropped.
+    _guard: PendingGuard,
     client: AsyncIpcClient,
     incoming: mpsc::Receiver<Result<HostFrame, ClientError>>,
     /// The call's end, once it arrived.
@@ -371,14 +375,6 @@ impl CallStream {
             .send(frame)
             .await
             .map_err(|_| closed())
-    }
-}
-
-impl Drop for CallStream {
-    fn drop(&mut self) {
-        if let Some(pending) = self.client.inner.pending.lock_unpoisoned().as_mut() {
-            pending.remove(&self.id);
-        }
     }
 }
 

@@ -90,8 +90,9 @@ pub struct IpcClient {
     /// The host's frame limit; until a deferred hello is answered, the
     /// least any host takes.
     max_frame: usize,
-    /// How long the host gives a cancelled call, from its welcome.
-    cancel_grace: Option<Duration>,
+    /// How long the host gives a cancelled call, from its welcome, in
+    /// milliseconds (`u64::MAX` until known); shared with the canceller.
+    cancel_grace: Arc<AtomicU64>,
     /// A hello not yet sent: it leaves with the first call.
     hello: Option<Vec<u8>>,
     /// Set after a failed exchange: the stream may hold half a frame.
@@ -163,7 +164,7 @@ impl IpcClient {
             next_id: 1,
             current: Arc::new(AtomicU64::new(0)),
             max_frame: protocol::MAX_HELLO_FRAME,
-            cancel_grace: None,
+            cancel_grace: Arc::new(AtomicU64::new(u64::MAX)),
             hello: Some(hello(token)),
             broken: false,
         })
@@ -205,13 +206,16 @@ impl IpcClient {
 
     fn welcomed(&mut self, greeting: Greeting) {
         self.max_frame = greeting.max_frame;
-        self.cancel_grace = greeting.cancel_grace;
+        if let Some(grace) = greeting.cancel_grace {
+            let ms = u64::try_from(grace.as_millis()).unwrap_or(u64::MAX - 1);
+            self.cancel_grace.store(ms, Ordering::SeqCst);
+        }
     }
 
     /// How long the host gives a cancelled call to finish before dropping
     /// it (from its welcome; `None` before a deferred hello is answered).
     pub fn cancel_grace(&self) -> Option<Duration> {
-        self.cancel_grace
+        grace(&self.cancel_grace)
     }
 
     /// A handle that cancels this client's call in progress from another
@@ -220,6 +224,7 @@ impl IpcClient {
         CallCanceller {
             writer: self.writer.clone(),
             current: self.current.clone(),
+            cancel_grace: self.cancel_grace.clone(),
         }
     }
 
@@ -323,7 +328,7 @@ impl IpcClient {
                         && let Some(input) = input.take()
                     {
                         pump = Some(
-                            Pump::start(id, input, self.writer.clone())
+                            Pump::start(id, input, self.writer.clone(), self.max_frame)
                                 .map_err(ClientError::Stdin)?,
                         );
                     }
@@ -342,6 +347,10 @@ impl IpcClient {
             return match response.id {
                 current if current == id => {
                     self.broken = false;
+                    // The call had only part of the input: say why.
+                    if let Some(error) = pump.as_ref().and_then(Pump::failure) {
+                        return Err(ClientError::Stdin(error));
+                    }
                     into_result(response)
                 }
                 // The host speaks for the connection as a whole.
@@ -490,6 +499,15 @@ impl IpcClient {
 pub struct CallCanceller {
     writer: Arc<Mutex<Stream>>,
     current: Arc<AtomicU64>,
+    cancel_grace: Arc<AtomicU64>,
+}
+
+/// A grace kept in milliseconds, `u64::MAX` while unknown.
+fn grace(ms: &AtomicU64) -> Option<Duration> {
+    match ms.load(Ordering::SeqCst) {
+        u64::MAX => None,
+        ms => Some(Duration::from_millis(ms)),
+    }
 }
 
 impl fmt::Debug for CallCanceller {
@@ -501,6 +519,13 @@ impl fmt::Debug for CallCanceller {
 }
 
 impl CallCanceller {
+    /// The host's cancel grace, once its welcome has said it (so a
+    /// canceller made before a deferred hello learns it with the first
+    /// call).
+    pub fn cancel_grace(&self) -> Option<Duration> {
+        grace(&self.cancel_grace)
+    }
+
     /// Asks the host to cancel the call in progress, saying which signal
     /// the caller got (if one did). The handler sees
     /// [`CancelReason::Interrupted`](crate::ipc::CancelReason::Interrupted);

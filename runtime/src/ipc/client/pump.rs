@@ -20,17 +20,21 @@ pub(super) struct Pump {
 struct State {
     credit: u64,
     stopped: bool,
+    /// Why reading the input failed, if it did: the call's input ended
+    /// there, and the caller reports it once the call is answered.
+    failed: Option<io::Error>,
 }
 
 impl Pump {
     /// Starts a thread sending `input` to call `id` through `writer`, a
-    /// chunk at a time within the credit granted; at the input's end it
-    /// sends `input_end`. A read error ends the input the same way (the
-    /// handler sees less input; the error is not the host's to report).
+    /// chunk at a time (each within `max_frame`) within the credit granted;
+    /// at the input's end it sends `input_end`. A read error ends the input
+    /// the same way, and is kept for [`failure`](Pump::failure).
     pub(super) fn start<W>(
         id: u64,
         mut input: Box<dyn Read + Send>,
         writer: Arc<Mutex<W>>,
+        max_frame: usize,
     ) -> io::Result<Pump>
     where
         W: Write + Send + 'static,
@@ -40,7 +44,10 @@ impl Pump {
         std::thread::Builder::new()
             .name("gangway-stdin".to_owned())
             .spawn(move || {
-                let mut buffer = vec![0u8; CHUNK];
+                let chunk = max_frame
+                    .saturating_sub(protocol::CHUNK_OVERHEAD)
+                    .clamp(1, CHUNK);
+                let mut buffer = vec![0u8; chunk];
                 loop {
                     let room = {
                         let (lock, wake) = &*shared;
@@ -51,13 +58,16 @@ impl Pump {
                         if state.stopped {
                             return;
                         }
-                        usize::try_from(state.credit).unwrap_or(CHUNK).min(CHUNK)
+                        usize::try_from(state.credit).unwrap_or(chunk).min(chunk)
                     };
                     let n = loop {
                         match input.read(&mut buffer[..room]) {
                             Ok(n) => break n,
                             Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
-                            Err(_) => break 0,
+                            Err(error) => {
+                                shared.0.lock_unpoisoned().failed = Some(error);
+                                break 0;
+                            }
                         }
                     };
                     if shared.0.lock_unpoisoned().stopped {
@@ -76,6 +86,11 @@ impl Pump {
                 }
             })?;
         Ok(Pump { state })
+    }
+
+    /// Why reading the input failed, if it did.
+    pub(super) fn failure(&self) -> Option<io::Error> {
+        self.state.0.lock_unpoisoned().failed.take()
     }
 
     /// The host takes `bytes` more.

@@ -27,7 +27,9 @@ pub(crate) const INPUT_WINDOW: u64 = 1024 * 1024;
 /// The connection-side half of a call's context.
 pub(crate) struct CallIo {
     id: u64,
-    frames: mpsc::Sender<Outgoing>,
+    /// Weak: a context a handler kept past its call does not hold the
+    /// connection's writer open.
+    frames: mpsc::WeakSender<Outgoing>,
     control: mpsc::UnboundedSender<Control>,
     window: Arc<Semaphore>,
     max_chunk: usize,
@@ -62,7 +64,7 @@ struct InputFeed {
 impl CallIo {
     pub(crate) fn new(
         id: u64,
-        frames: mpsc::Sender<Outgoing>,
+        frames: mpsc::WeakSender<Outgoing>,
         control: mpsc::UnboundedSender<Control>,
         max_frame: usize,
     ) -> Self {
@@ -94,6 +96,9 @@ impl CallIo {
         if cancelled.is_cancelled() {
             return false;
         }
+        let Some(frames) = self.frames.upgrade() else {
+            return false;
+        };
         for chunk in data.chunks(self.max_chunk) {
             // A chunk is at most `MAX_CHUNK`, well under the window.
             let wanted = u32::try_from(chunk.len()).unwrap_or(u32::MAX);
@@ -105,12 +110,12 @@ impl CallIo {
             let Ok(permit) = permit else { return false };
             let frame = Outgoing {
                 body: protocol::encode_output(self.id, stream, chunk),
-                hold: Hold::Output(permit),
+                hold: Hold::Output(permit, cancelled.clone()),
             };
             let sent = tokio::select! {
                 biased;
                 () = cancelled.cancelled() => return false,
-                sent = self.frames.send(frame) => sent,
+                sent = frames.send(frame) => sent,
             };
             if sent.is_err() {
                 return false;
@@ -136,6 +141,12 @@ impl CallIo {
         {
             self.progress.queued.store(false, Ordering::SeqCst);
         }
+    }
+
+    /// The call's latest progress not yet sent, encoded: queued ahead of
+    /// its answer, so the caller sees where the call ended.
+    pub(crate) fn flush_progress(&self) -> Option<Vec<u8>> {
+        self.progress.take_encoded()
     }
 
     /// Opens the call's input: the receiving end for the handler's
@@ -177,6 +188,10 @@ impl CallIo {
             return true;
         };
         let len = data.len() as u64;
+        if len == 0 {
+            // Nothing to hand on (and nothing a flood of them may queue).
+            return true;
+        }
         if len > feed.credit {
             let _ = sender.send(Err(io::Error::new(
                 io::ErrorKind::InvalidData,

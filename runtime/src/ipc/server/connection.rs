@@ -70,14 +70,17 @@ pub(super) async fn serve_connection<R, W>(
         shared.io_timeout,
     ));
     let calls = Calls::default();
-    let (requests, mut incoming) = mpsc::channel::<(Request, CallContext)>(1);
+    // Calls read but not yet running: up to `max_in_flight` wait here, so
+    // the reader goes on passing input and cancels to running calls while a
+    // client keeps up to twice the limit outstanding.
+    let (requests, mut incoming) = mpsc::channel::<Admitted>(shared.max_in_flight);
     shared.tracker.spawn(read_frames(
         reader,
         requests,
         Streams {
-            outbox: outbox.clone(),
+            outbox: outbox.downgrade(),
             control,
-            calls: calls.clone(),
+            calls,
         },
         shared.clone(),
         connection.clone(),
@@ -92,12 +95,8 @@ pub(super) async fn serve_connection<R, W>(
             request = incoming.recv() => request,
         };
         // The reader is done: the peer left, or was refused.
-        let Some((request, context)) = request else {
+        let Some(admitted_call) = request else {
             break;
-        };
-        let registered = Registered {
-            calls: calls.clone(),
-            id: request.id,
         };
         let slot = tokio::select! {
             biased;
@@ -110,7 +109,7 @@ pub(super) async fn serve_connection<R, W>(
         };
         shared.tracker.spawn(run_call(
             shared.clone(),
-            (request, context, registered),
+            admitted_call,
             slot,
             bytes.clone(),
             outbox.clone(),
@@ -118,27 +117,48 @@ pub(super) async fn serve_connection<R, W>(
             admitted.clone(),
         ));
     }
+    // Calls read but not started never will be (their registration goes
+    // with them); those running keep the outbox open until answered.
+    drop(incoming);
     drop(outbox);
     let _ = write_task.await;
+    // Everything is written: the reader has nothing left to serve.
+    connection.cancel();
 }
 
-/// Where the reader sends what is not a call: errors go out through the
-/// outbox, input to the calls it belongs to.
+/// A call read from the connection, with its context and its place in
+/// the connection's list of calls.
+type Admitted = (Request, CallContext, Registered);
+
+/// What the reader hands frames to: calls' contexts (for input and
+/// cancels), and the writer's queues, for new calls' output (held weakly,
+/// so the writer ends once every call is answered) and for refusals.
 struct Streams {
-    outbox: mpsc::Sender<Outgoing>,
+    outbox: mpsc::WeakSender<Outgoing>,
     control: mpsc::UnboundedSender<Control>,
     calls: Calls,
 }
 
-/// Reads a connection's frames: calls are handed on one at a time, input
-/// and cancels go straight to their calls. While the calls are at their
-/// in-flight limit it reads one call ahead and then only watches for the
-/// peer hanging up, which cancels the calls: so a peer that leaves is
-/// noticed unless it left two or more frames unread, and then when the
-/// first answer fails to reach it.
+impl Streams {
+    /// The peer is gone (or broke the protocol): its calls' input will
+    /// never end, so it fails.
+    fn fail_inputs(&self) {
+        for context in self.calls.lock_unpoisoned().values() {
+            if let Some(io) = context.io() {
+                io.end_input(true);
+            }
+        }
+    }
+}
+
+/// Reads a connection's frames until the peer leaves or the connection
+/// ends: calls are handed on (up to `max_in_flight` waiting to start),
+/// input and cancels go straight to their calls. While the queue of calls
+/// waiting is full it only watches for the peer hanging up, which cancels
+/// the calls.
 async fn read_frames<R>(
     mut reader: R,
-    requests: mpsc::Sender<(Request, CallContext)>,
+    requests: mpsc::Sender<Admitted>,
     streams: Streams,
     shared: Arc<Shared>,
     connection: CancellationToken,
@@ -147,22 +167,16 @@ async fn read_frames<R>(
 {
     // The first byte of the next frame, when it came while waiting.
     let mut early = None;
+    // Whoever would read the answers is gone: stop their calls.
     let hang_up = |streams: &Streams| {
-        // Whoever would read the answers is gone: stop their calls, and
-        // fail input that will never end.
-        for context in streams.calls.lock_unpoisoned().values() {
-            if let Some(io) = context.io() {
-                io.end_input(true);
-            }
-        }
+        streams.fail_inputs();
         connection.cancel();
     };
     loop {
         let next = tokio::select! {
             biased;
-            () = shared.soft.cancelled() => return,
             () = connection.cancelled() => return,
-            next = next_frame(&mut reader, early.take(), &streams.outbox, &shared) => next,
+            next = next_frame(&mut reader, early.take(), &streams.control, &shared) => next,
         };
         let request = match next {
             Next::Frame(ClientFrame::Call(request)) => request,
@@ -177,16 +191,25 @@ async fn read_frames<R>(
                 hang_up(&streams);
                 return;
             }
-            // The refusal is queued; the writer sends it, then ends.
-            Next::Refused => return,
+            // The refusal is queued; the calls running finish and are
+            // answered, but get no more input.
+            Next::Refused => {
+                streams.fail_inputs();
+                return;
+            }
         };
+        if shared.soft.is_cancelled() || requests.is_closed() {
+            // Shutting down: no new call starts (running ones still get
+            // their input and cancels).
+            continue;
+        }
         if streams.calls.lock_unpoisoned().contains_key(&request.id) {
             let message = format!("call id {} is already in use", request.id);
-            send_now(
-                &streams.outbox,
+            refuse(
+                &streams.control,
                 WireError::server(ErrorKind::Protocol, message, exit::UNAVAILABLE),
-            )
-            .await;
+            );
+            streams.fail_inputs();
             return;
         }
         let io = CallIo::new(
@@ -200,15 +223,19 @@ async fn read_frames<R>(
             .calls
             .lock_unpoisoned()
             .insert(request.id, context.clone());
+        let registered = Registered {
+            calls: streams.calls.clone(),
+            id: request.id,
+        };
         let room = loop {
             let mut byte = [0u8; 1];
             tokio::select! {
                 biased;
-                () = shared.soft.cancelled() => return,
                 () = connection.cancelled() => return,
                 room = requests.reserve() => match room {
-                    Ok(room) => break room,
-                    Err(_) => return,
+                    Ok(room) => break Some(room),
+                    // Shutting down: the call is dropped, unstarted.
+                    Err(_) => break None,
                 },
                 read = reader.read(&mut byte), if early.is_none() => match read {
                     Ok(1) => early = Some(byte[0]),
@@ -219,7 +246,9 @@ async fn read_frames<R>(
                 },
             }
         };
-        room.send((request, context));
+        if let Some(room) = room {
+            room.send((request, context, registered));
+        }
     }
 }
 
@@ -254,7 +283,7 @@ fn deliver(frame: ClientFrame, calls: &Calls) -> bool {
 /// Runs one call and queues its answer, holding its slot until written.
 async fn run_call(
     shared: Arc<Shared>,
-    (request, context, _registered): (Request, CallContext, Registered),
+    (request, context, _registered): Admitted,
     slot: OwnedSemaphorePermit,
     bytes: Arc<Semaphore>,
     outbox: mpsc::Sender<Outgoing>,
@@ -297,6 +326,16 @@ async fn run_call(
         _slot: slot,
         _running: running,
     };
+    // Where the call ended, before its answer (a caller stops reading at
+    // the answer).
+    if let Some(progress) = context.io().and_then(|io| io.flush_progress()) {
+        let _ = outbox
+            .send(Outgoing {
+                body: progress,
+                hold: Hold::Nothing,
+            })
+            .await;
+    }
     let _ = outbox
         .send(Outgoing {
             body,
@@ -318,7 +357,7 @@ enum Next {
 async fn next_frame<R>(
     reader: &mut R,
     early: Option<u8>,
-    outbox: &mpsc::Sender<Outgoing>,
+    control: &mpsc::UnboundedSender<Control>,
     shared: &Shared,
 ) -> Next
 where
@@ -361,11 +400,10 @@ where
             // Tell the peer, then take in (and drop) what it is still
             // sending, so it finishes writing and reads the answer instead
             // of meeting a closed socket.
-            send_now(
-                outbox,
+            refuse(
+                control,
                 WireError::server(ErrorKind::FrameTooLarge, too_large.to_string(), exit::USAGE),
-            )
-            .await;
+            );
             let _ = tokio::time::timeout(
                 shared.io_timeout,
                 tokio::io::copy(&mut (&mut *reader).take(len as u64), &mut tokio::io::sink()),
@@ -375,17 +413,12 @@ where
         }
         Ok(Err(_)) | Err(_) => return Next::Closed,
     };
-    send_now(outbox, error).await;
+    refuse(control, error);
     Next::Refused
 }
 
-/// Queues an error for the peer, outside the per-call accounting.
-async fn send_now(outbox: &mpsc::Sender<Outgoing>, error: WireError) {
-    let body = answer_body(Response::failure(0, error));
-    let _ = outbox
-        .send(Outgoing {
-            body,
-            hold: Hold::Nothing,
-        })
-        .await;
+/// Queues an error about the connection as a whole (id 0), ahead of the
+/// calls' frames.
+fn refuse(control: &mpsc::UnboundedSender<Control>, error: WireError) {
+    let _ = control.send(Control::Frame(answer_body(Response::failure(0, error))));
 }

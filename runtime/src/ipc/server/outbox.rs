@@ -22,14 +22,17 @@ pub(crate) struct Outgoing {
 
 /// What a queued frame holds until it is written, released when it is
 /// (held, never read: dropping it is the release).
-#[expect(dead_code, reason = "held until the frame is written")]
 pub(crate) enum Hold {
-    /// Nothing: an error about the connection as a whole.
+    /// Nothing: a call's last progress, queued ahead of its answer.
     Nothing,
     /// A call's answer: see [`Held`].
-    Answer(Held),
-    /// An output chunk: its bytes of the call's output window.
-    Output(OwnedSemaphorePermit),
+    Answer(#[expect(dead_code, reason = "held until the answer is written")] Held),
+    /// An output chunk: its bytes of the call's output window, and the
+    /// call's cancellation (past which the chunk's write is timed).
+    Output(
+        #[expect(dead_code, reason = "held until the chunk is written")] OwnedSemaphorePermit,
+        CancellationToken,
+    ),
 }
 
 /// What a call's answer holds until it is written.
@@ -68,11 +71,23 @@ impl Drop for RunningCall {
     }
 }
 
-/// Writes a connection's frames in turn, control frames first. An answer
-/// that the peer does not take within the I/O timeout loses the connection,
-/// which cancels its calls; an output chunk waits as long as the reader
-/// does, as a pipe's writer waits for `less` (the call's own timeout still
-/// bounds the call).
+/// What the writer takes next.
+enum Next {
+    Frame(Vec<u8>, Option<Hold>),
+    /// Nothing to write this turn (a progress slot already sent).
+    Skip,
+    /// Every call is answered and no refusal waits: the connection's
+    /// writing is done.
+    Done,
+}
+
+/// Writes a connection's frames in turn, giving control frames and the
+/// calls' frames turns about (so neither a chatty progress nor a stream of
+/// output starves the other). A frame the peer does not take within the
+/// I/O timeout loses the connection, which cancels its calls; except an
+/// output chunk of a call still running, which waits as long as the reader
+/// does, as a pipe's writer waits for `less` (once the call is cancelled,
+/// by its timeout or otherwise, the timeout applies again).
 pub(crate) async fn write_frames<W>(
     mut writer: W,
     mut outgoing: mpsc::Receiver<Outgoing>,
@@ -82,49 +97,91 @@ pub(crate) async fn write_frames<W>(
 ) where
     W: AsyncWrite + Unpin,
 {
-    let mut control_open = true;
+    let mut control_turn = true;
     loop {
-        let (body, timed, hold) = tokio::select! {
-            biased;
-            () = stop.cancelled() => return,
-            next = control.recv(), if control_open => match next {
-                Some(Control::Frame(body)) => (body, true, Hold::Nothing),
-                Some(Control::Progress(slot)) => match slot.take_encoded() {
-                    Some(body) => (body, true, Hold::Nothing),
-                    None => continue,
-                },
-                None => {
-                    control_open = false;
-                    continue;
-                }
-            },
-            frame = outgoing.recv() => match frame {
-                // Every call is done: all answers are out.
-                None => return,
-                Some(frame) => {
-                    let timed = !matches!(frame.hold, Hold::Output(_));
-                    (frame.body, timed, frame.hold)
-                }
-            },
+        let next = if control_turn {
+            tokio::select! {
+                biased;
+                () = stop.cancelled() => return,
+                Some(next) = control.recv() => control_frame(next),
+                frame = outgoing.recv() => call_frame(frame, &mut control),
+            }
+        } else {
+            tokio::select! {
+                biased;
+                () = stop.cancelled() => return,
+                frame = outgoing.recv() => call_frame(frame, &mut control),
+                Some(next) = control.recv() => control_frame(next),
+            }
         };
-        let write = protocol::write_frame_async(&mut writer, &body);
+        let (body, hold) = match next {
+            Next::Frame(body, hold) => (body, hold),
+            Next::Skip => continue,
+            Next::Done => return,
+        };
+        control_turn = hold.is_some();
+        let running = match &hold {
+            Some(Hold::Output(_, cancelled)) => Some(cancelled.clone()),
+            _ => None,
+        };
         let written = tokio::select! {
             biased;
             () = stop.cancelled() => return,
-            written = async {
-                if timed {
-                    tokio::time::timeout(io, write).await.ok()
-                } else {
-                    Some(write.await)
-                }
-            } => written,
+            written = write_within(&mut writer, &body, io, running) => written,
         };
         drop(hold);
-        if !matches!(written, Some(Ok(()))) {
+        if !written {
             stop.cancel();
             return;
         }
     }
+}
+
+fn control_frame(control: Control) -> Next {
+    match control {
+        Control::Frame(body) => Next::Frame(body, None),
+        Control::Progress(slot) => match slot.take_encoded() {
+            Some(body) => Next::Frame(body, None),
+            None => Next::Skip,
+        },
+    }
+}
+
+/// A call's frame; at the end of them, the refusals still queued (the
+/// last words on a connection) go out first.
+fn call_frame(frame: Option<Outgoing>, control: &mut mpsc::UnboundedReceiver<Control>) -> Next {
+    match frame {
+        Some(frame) => Next::Frame(frame.body, Some(frame.hold)),
+        None => match control.try_recv() {
+            Ok(Control::Frame(body)) => Next::Frame(body, None),
+            Ok(Control::Progress(_)) => Next::Skip,
+            Err(_) => Next::Done,
+        },
+    }
+}
+
+/// Writes one frame within the I/O timeout; an output chunk of a call
+/// still `running` waits until the call is cancelled before its timeout
+/// starts. `false` when it failed or timed out.
+async fn write_within<W>(
+    writer: &mut W,
+    body: &[u8],
+    io: Duration,
+    running: Option<CancellationToken>,
+) -> bool
+where
+    W: AsyncWrite + Unpin,
+{
+    let write = protocol::write_frame_async(writer, body);
+    tokio::pin!(write);
+    if let Some(running) = running {
+        tokio::select! {
+            biased;
+            written = &mut write => return written.is_ok(),
+            () = running.cancelled() => {}
+        }
+    }
+    matches!(tokio::time::timeout(io, write).await, Ok(Ok(())))
 }
 
 /// An answer (or an error about the connection, id 0) as a frame body.
