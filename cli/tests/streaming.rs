@@ -102,15 +102,35 @@ fn signal_group(child: &Child, signal: &str) {
 /// which gives the sandbox a session of its own, as a terminal inside it
 /// would deliver Ctrl-C to the command in its foreground).
 fn signal_client(child: &Child, signal: &str) {
-    let mut pid = child.id();
-    while let Some(below) = children(pid).into_iter().max() {
-        pid = below;
-    }
+    let pid = client_pid(child);
     let status = Command::new("kill")
         .args([&format!("-{signal}"), &pid.to_string()])
         .status()
         .unwrap();
     assert!(status.success(), "kill -{signal} {pid}");
+}
+
+/// The client `child` runs: itself, or the newest process below it.
+fn client_pid(child: &Child) -> u32 {
+    let mut pid = child.id();
+    while let Some(below) = children(pid).into_iter().max() {
+        pid = below;
+    }
+    pid
+}
+
+/// Waits until the client `child` runs catches SIGINT (its `SigCgt` mask
+/// in `/proc`): it watches for signals once its call has run a moment.
+fn wait_catching_signals(child: &Child) {
+    wait_until("the client catches SIGINT", || {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", client_pid(child)))
+            .unwrap_or_default();
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix("SigCgt:"))
+            .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
+            .is_some_and(|mask| mask & (1 << (2 - 1)) != 0)
+    });
 }
 
 /// The processes whose parent is `pid`.
@@ -174,6 +194,7 @@ fn interrupt(host: &Host, command: Command, signal: &str) -> (Option<i32>, Strin
     wait_until("the handler started", || {
         host.tally.waits_started.load(Ordering::SeqCst) > before
     });
+    wait_catching_signals(&child);
     signal_client(&child, signal);
     finish(child)
 }
@@ -254,6 +275,7 @@ fn a_second_ctrl_c_exits_at_once_without_waiting_for_the_host() {
     wait_until("the handler started", || {
         host.tally.waits_started.load(Ordering::SeqCst) == 1
     });
+    wait_catching_signals(&child);
     signal_group(&child, "INT");
     signal_group(&child, "INT");
     let (status, _, stderr) = finish(child);
@@ -487,7 +509,7 @@ fn the_async_client_streams_a_calls_events_then_its_result() {
                 CallEvent::Output {
                     stream: OutputStream::Stdout,
                     data,
-                } => out.extend(data),
+                } => out.extend_from_slice(&data),
                 other => panic!("unexpected {other:?}"),
             }
         }

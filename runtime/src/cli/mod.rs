@@ -47,7 +47,10 @@
 //!
 //! SIGINT (Ctrl-C), SIGTERM and SIGHUP cancel the call on the host; the
 //! client waits up to the host's cancel grace for it to stop, then exits
-//! 128 + the signal's number. A second signal exits at once.
+//! 128 + the signal's number. A second signal exits at once. (The watch
+//! starts once a call has run 10 ms without an answer: before that a
+//! signal ends the client as it ends any program, and the host sees its
+//! caller leave.)
 //!
 //! Exit codes ([`ipc::exit`](crate::ipc::exit)): 1 when the handler
 //! failed, 2 for a usage error (or input too large to send), 69 when the
@@ -57,6 +60,8 @@
 
 use std::ffi::OsString;
 use std::io::{self, IsTerminal, Read, Write};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 use crate::ipc::protocol::OutputStream;
 use crate::ipc::{ArgvOutcome, CallEvent, ClientError, IpcClient, exit};
@@ -69,6 +74,9 @@ use print::print_response;
 pub use progress::ENV_PROGRESS;
 use progress::ProgressView;
 use signals::SignalWatch;
+
+/// How long a call runs before the client starts watching for Ctrl-C.
+const SLOW_CALL: Duration = Duration::from_millis(10);
 
 /// How to call the client, for its usage errors.
 const USAGE: &str = "call <command> [--stdin <arg>] [--] <args...>";
@@ -306,14 +314,20 @@ fn run_call(call: Call) -> i32 {
         Ok(client) => client,
         Err(error) => return report_error(&call.command, &error),
     };
-    // Ctrl-C, SIGTERM and SIGHUP cancel the call on the host.
-    let signals = match SignalWatch::start(client.canceller()) {
-        Ok(signals) => signals,
-        Err(error) => {
-            eprintln!("{}: cannot watch for signals: {error}", call.command);
-            return exit::SOFTWARE;
+    // Ctrl-C, SIGTERM and SIGHUP cancel the call on the host, once it has
+    // run for a moment: a call answered at once pays nothing for it (a
+    // signal before then ends the client as it would any program, and the
+    // host sees its caller leave).
+    let signals: Arc<Mutex<Option<SignalWatch>>> = Arc::default();
+    let watch = signals.clone();
+    let canceller = client.canceller();
+    let command = call.command.clone();
+    client.on_slow_call(SLOW_CALL, move || {
+        match SignalWatch::start(canceller.clone()) {
+            Ok(started) => *watch.lock().unwrap_or_else(PoisonError::into_inner) = Some(started),
+            Err(error) => eprintln!("{command}: cannot watch for signals: {error}"),
         }
-    };
+    });
     // The host decides whether stdin is used (not for help, a usage error,
     // or a stdin argument given explicitly); it is read only then, so a pipe
     // that never closes blocks only a command that reads it.
@@ -352,7 +366,12 @@ fn run_call(call: Call) -> i32 {
     });
     progress.finish();
     // Interrupted: whatever the host answered, exit as the signal says.
-    if let Some(signal) = signals.caught() {
+    let caught = signals
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .as_ref()
+        .and_then(SignalWatch::caught);
+    if let Some(signal) = caught {
         return exit::signal(signal);
     }
     match outcome {

@@ -1,24 +1,50 @@
 //! How the client shows a call's progress: one self-updating line on
-//! standard error when it is a terminal (`indicatif`), cleared when the
-//! call ends; nothing on a pipe, unless `GANGWAY_PROGRESS=lines` asks for
-//! `progress: 40/100 building` lines (for agents reading stderr).
+//! standard error when it is a terminal (message, done/total, rate),
+//! cleared when the call ends; nothing on a pipe, unless
+//! `GANGWAY_PROGRESS=lines` asks for `progress: 40/100 building` lines (for
+//! agents reading stderr).
+//!
+//! Drawn here rather than with `indicatif`: its rate estimator needs
+//! `libm`, whose loading alone costs every call of the lean client about a
+//! tenth of a millisecond (measured with the wrapper benchmark), for a
+//! line that most calls never draw.
 
 use std::io::{self, IsTerminal, Write};
-use std::time::Duration;
-
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::time::{Duration, Instant};
 
 /// The variable that chooses how progress shows: `lines`, or `off`.
 pub const ENV_PROGRESS: &str = "GANGWAY_PROGRESS";
+
+/// How often the line is redrawn at most.
+const REDRAW: Duration = Duration::from_millis(100);
+
+/// Clears the terminal's current line and returns to its start.
+const CLEAR_LINE: &str = "\r\x1b[2K";
 
 /// Where a call's progress goes.
 pub(super) enum ProgressView {
     /// Nowhere.
     Hidden,
     /// As lines on standard error, each new value once.
-    Lines(Option<(u64, Option<u64>, Option<String>)>),
-    /// As a bar on the terminal, made at the first update.
-    Bar(Option<ProgressBar>),
+    Lines(Option<Update>),
+    /// As a line on the terminal, redrawn in place.
+    Line(LineState),
+}
+
+/// One progress report.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Update {
+    done: u64,
+    total: Option<u64>,
+    message: Option<String>,
+}
+
+/// The terminal line's state.
+pub(super) struct LineState {
+    /// The latest report, and when the first came (for the rate).
+    latest: Option<(Update, Instant)>,
+    /// When the line was last drawn; `None` while nothing is drawn.
+    drawn: Option<Instant>,
 }
 
 impl ProgressView {
@@ -35,7 +61,10 @@ impl ProgressView {
             ),
         }
         if io::stderr().is_terminal() {
-            ProgressView::Bar(None)
+            ProgressView::Line(LineState {
+                latest: None,
+                drawn: None,
+            })
         } else {
             ProgressView::Hidden
         }
@@ -43,74 +72,103 @@ impl ProgressView {
 
     /// Shows the latest progress.
     pub(super) fn update(&mut self, done: u64, total: Option<u64>, message: Option<String>) {
+        let update = Update {
+            done,
+            total,
+            message,
+        };
         match self {
             ProgressView::Hidden => {}
             ProgressView::Lines(last) => {
-                let next = (done, total, message);
-                if last.as_ref() == Some(&next) {
+                if last.as_ref() == Some(&update) {
                     return;
                 }
-                let (done, total, message) = &next;
-                let mut line = format!("progress: {done}");
-                if let Some(total) = total {
-                    line.push_str(&format!("/{total}"));
-                }
-                if let Some(message) = message {
+                let mut line = format!("progress: {}", count(&update));
+                if let Some(message) = &update.message {
                     line.push(' ');
                     line.push_str(message);
                 }
                 line.push('\n');
                 let _ = io::stderr().lock().write_all(line.as_bytes());
-                *last = Some(next);
+                *last = Some(update);
             }
-            ProgressView::Bar(bar) => {
-                let bar = bar.get_or_insert_with(new_bar);
-                if total.is_some() != bar.length().is_some() {
-                    bar.set_style(style(total.is_some()));
+            ProgressView::Line(state) => {
+                let started = state.latest.as_ref().map_or_else(Instant::now, |l| l.1);
+                state.latest = Some((update, started));
+                // Redrawn at most every `REDRAW`; the latest value shows at
+                // the next redraw.
+                if state.drawn.is_none_or(|at| at.elapsed() >= REDRAW) {
+                    state.draw();
                 }
-                match total {
-                    Some(total) => bar.set_length(total),
-                    None => bar.unset_length(),
-                }
-                bar.set_position(done);
-                bar.set_message(message.unwrap_or_default());
             }
         }
     }
 
-    /// Runs `write` with the bar out of the way, so output and the bar do
-    /// not garble each other on the terminal.
-    pub(super) fn suspend<R>(&self, write: impl FnOnce() -> R) -> R {
-        match self {
-            ProgressView::Bar(Some(bar)) => bar.suspend(write),
-            _ => write(),
+    /// Runs `write` with the line out of the way (cleared, then drawn
+    /// again), so output and the line do not garble each other.
+    pub(super) fn suspend<R>(&mut self, write: impl FnOnce() -> R) -> R {
+        let ProgressView::Line(state) = self else {
+            return write();
+        };
+        if state.drawn.is_none() {
+            return write();
         }
+        let _ = io::stderr().lock().write_all(CLEAR_LINE.as_bytes());
+        let result = write();
+        state.draw();
+        result
     }
 
-    /// Clears the bar: the call is over.
+    /// Clears the line: the call is over.
     pub(super) fn finish(&mut self) {
-        if let ProgressView::Bar(Some(bar)) = self {
-            bar.finish_and_clear();
+        if let ProgressView::Line(state) = self
+            && state.drawn.take().is_some()
+        {
+            let _ = io::stderr().lock().write_all(CLEAR_LINE.as_bytes());
         }
     }
 }
 
-fn new_bar() -> ProgressBar {
-    let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
-    bar.set_style(style(false));
-    bar.enable_steady_tick(Duration::from_millis(120));
-    bar
+impl LineState {
+    fn draw(&mut self) {
+        let Some((update, started)) = &self.latest else {
+            return;
+        };
+        let mut line = String::from(CLEAR_LINE);
+        if let Some(message) = &update.message {
+            line.push_str(message);
+            line.push(' ');
+        }
+        line.push_str(&count(update));
+        let elapsed = started.elapsed().as_secs_f64();
+        if elapsed >= 0.5 {
+            line.push_str(&format!(" ({:.1}/s)", update.done as f64 / elapsed));
+        }
+        let _ = io::stderr().lock().write_all(line.as_bytes());
+        self.drawn = Some(Instant::now());
+    }
 }
 
-/// With a total: message, bar, count and rate; without: a spinner, the
-/// count and rate.
-fn style(with_total: bool) -> ProgressStyle {
-    let template = if with_total {
-        "{msg} [{bar:30}] {pos}/{len} ({per_sec}, {eta} left)"
-    } else {
-        "{spinner} {msg} {pos} ({per_sec})"
-    };
-    ProgressStyle::with_template(template)
-        .unwrap_or_else(|_| ProgressStyle::default_bar())
-        .progress_chars("=> ")
+/// `40/100`, or `40` without a total.
+fn count(update: &Update) -> String {
+    match update.total {
+        Some(total) => format!("{}/{total}", update.done),
+        None => update.done.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_read_with_and_without_a_total() {
+        let update = |done, total| Update {
+            done,
+            total,
+            message: None,
+        };
+        assert_eq!(count(&update(40, Some(100))), "40/100");
+        assert_eq!(count(&update(7, None)), "7");
+    }
 }

@@ -350,40 +350,79 @@ pub struct InputWanted {
 }
 
 /// Encodes an output frame straight from the handler's bytes, as
-/// [`HostFrame::Output`] would be encoded, without copying them into an
-/// owned chunk first.
+/// [`HostFrame::Output`] would be encoded (the protocol test checks they
+/// decode alike), into a buffer of its exact size: the bulk of a streaming
+/// call, so one copy of the data and no serializer in between.
 pub fn encode_output(id: u64, stream: OutputStream, data: &[u8]) -> Vec<u8> {
-    #[derive(Serialize)]
+    let stream = match stream {
+        OutputStream::Stdout => "stdout",
+        OutputStream::Stderr => "stderr",
+    };
+    let mut body = Vec::with_capacity(data.len() + CHUNK_OVERHEAD);
+    // `{output: {id, stream, data}}`; writing into a `Vec` cannot fail.
+    let _ = rmp::encode::write_map_len(&mut body, 1);
+    let _ = rmp::encode::write_str(&mut body, "output");
+    let _ = rmp::encode::write_map_len(&mut body, 3);
+    let _ = rmp::encode::write_str(&mut body, "id");
+    let _ = rmp::encode::write_uint(&mut body, id);
+    let _ = rmp::encode::write_str(&mut body, "stream");
+    let _ = rmp::encode::write_str(&mut body, stream);
+    let _ = rmp::encode::write_str(&mut body, "data");
+    let _ = rmp::encode::write_bin(&mut body, data);
+    body
+}
+
+/// An output frame's call, stream and data, borrowed from the frame's
+/// body (no copy); `None` for any other frame.
+pub fn decode_output(body: &[u8]) -> Option<(u64, OutputStream, &[u8])> {
+    #[derive(Deserialize)]
     #[serde(rename_all = "snake_case")]
     enum Borrowed<'a> {
         Output {
             id: u64,
             stream: OutputStream,
+            #[serde(borrow)]
             data: &'a serde_bytes::Bytes,
         },
     }
-    encode(&Borrowed::Output {
-        id,
-        stream,
-        data: serde_bytes::Bytes::new(data),
-    })
+    match decode::<Borrowed<'_>>(body).ok()? {
+        Borrowed::Output { id, stream, data } => Some((id, stream, data)),
+    }
 }
 
-/// Encodes an input frame straight from the bytes read, as
-/// [`ClientFrame::Input`] would be encoded.
-pub fn encode_input(id: u64, data: &[u8]) -> Vec<u8> {
-    #[derive(Serialize)]
+/// An input frame's call and where its data lies in the frame's body
+/// (so the body can become the chunk without a copy); `None` for any
+/// other frame.
+pub fn decode_input(body: &[u8]) -> Option<(u64, std::ops::Range<usize>)> {
+    #[derive(Deserialize)]
     #[serde(rename_all = "snake_case")]
     enum Borrowed<'a> {
         Input {
             id: u64,
+            #[serde(borrow)]
             data: &'a serde_bytes::Bytes,
         },
     }
-    encode(&Borrowed::Input {
-        id,
-        data: serde_bytes::Bytes::new(data),
-    })
+    let Borrowed::Input { id, data } = decode::<Borrowed<'_>>(body).ok()?;
+    // The data is borrowed from `body`: its offset in it.
+    let start = (data.as_ptr() as usize).checked_sub(body.as_ptr() as usize)?;
+    Some((id, start..start + data.len()))
+}
+
+/// Encodes an input frame straight from the bytes read, as
+/// [`ClientFrame::Input`] would be encoded, into a buffer of its exact
+/// size.
+pub fn encode_input(id: u64, data: &[u8]) -> Vec<u8> {
+    let mut body = Vec::with_capacity(data.len() + CHUNK_OVERHEAD);
+    // `{input: {id, data}}`; writing into a `Vec` cannot fail.
+    let _ = rmp::encode::write_map_len(&mut body, 1);
+    let _ = rmp::encode::write_str(&mut body, "input");
+    let _ = rmp::encode::write_map_len(&mut body, 2);
+    let _ = rmp::encode::write_str(&mut body, "id");
+    let _ = rmp::encode::write_uint(&mut body, id);
+    let _ = rmp::encode::write_str(&mut body, "data");
+    let _ = rmp::encode::write_bin(&mut body, data);
+    body
 }
 
 /// The bytes a frame's envelope adds around a chunk of data, at most: what
@@ -459,16 +498,24 @@ pub fn encode<T: Serialize>(message: &T) -> Vec<u8> {
 ///
 /// The writer's error, or `InvalidInput` for a body over 4 GiB.
 pub fn write_frame<W: Write>(writer: &mut W, body: &[u8]) -> io::Result<()> {
-    // Up to this size the copy is cheaper than a second system call (and,
-    // over TCP, a second packet).
-    const ONE_WRITE: usize = 64 * 1024;
-    if body.len() <= ONE_WRITE {
-        let mut frame = Vec::with_capacity(4 + body.len());
-        append_frame(&mut frame, body)?;
-        writer.write_all(&frame)?;
-    } else {
-        writer.write_all(&frame_head(body)?)?;
-        writer.write_all(body)?;
+    // The length and the body in one system call (over TCP, one packet),
+    // without copying the body.
+    let head = frame_head(body)?;
+    let (mut head_done, mut body_done) = (0, 0);
+    while head_done < head.len() || body_done < body.len() {
+        let slices = [
+            io::IoSlice::new(&head[head_done..]),
+            io::IoSlice::new(&body[body_done..]),
+        ];
+        let n = match writer.write_vectored(&slices) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => n,
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
+            Err(error) => return Err(error),
+        };
+        let into_head = n.min(head.len() - head_done);
+        head_done += into_head;
+        body_done += n - into_head;
     }
     writer.flush()
 }
@@ -519,6 +566,60 @@ pub fn read_frame<R: Read>(reader: &mut R, max: usize) -> Result<Option<Vec<u8>>
         .read_to_end(&mut body)
         .map_err(FrameError::Io)?;
     whole(body, len).map(Some)
+}
+
+/// Reads one frame body into `buffer`, reused from frame to frame (no
+/// allocation once it has grown to the largest frame): the body's length,
+/// or `None` at a clean end of the stream. The body is `&buffer[..len]`.
+/// For a reader that trusts its peer's announced lengths up to `max` (a
+/// client reading its host): the buffer grows to one before the bytes come.
+///
+/// # Errors
+///
+/// As [`read_frame`].
+pub fn read_frame_into<R: Read>(
+    reader: &mut R,
+    max: usize,
+    buffer: &mut Vec<u8>,
+) -> Result<Option<usize>, FrameError> {
+    read_frame_after(reader, None, max, buffer)
+}
+
+/// [`read_frame_into`] for a frame whose first byte may have been read
+/// already.
+pub(crate) fn read_frame_after<R: Read>(
+    reader: &mut R,
+    first: Option<u8>,
+    max: usize,
+    buffer: &mut Vec<u8>,
+) -> Result<Option<usize>, FrameError> {
+    let mut head = [0u8; 4];
+    let mut filled = 0;
+    if let Some(byte) = first {
+        head[0] = byte;
+        filled = 1;
+    }
+    while filled < head.len() {
+        match reader.read(&mut head[filled..]) {
+            Ok(0) if filled == 0 => return Ok(None),
+            Ok(0) => return Err(FrameError::Truncated),
+            Ok(n) => filled += n,
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+            Err(error) => return Err(FrameError::Io(error)),
+        }
+    }
+    let len = u32::from_be_bytes(head) as usize;
+    if len > max {
+        return Err(FrameError::TooLarge { len, max });
+    }
+    if buffer.len() < len {
+        buffer.resize(len, 0);
+    }
+    match reader.read_exact(&mut buffer[..len]) {
+        Ok(()) => Ok(Some(len)),
+        Err(error) if error.kind() == io::ErrorKind::UnexpectedEof => Err(FrameError::Truncated),
+        Err(error) => Err(FrameError::Io(error)),
+    }
 }
 
 /// The async twin of [`read_frame`].
@@ -574,7 +675,7 @@ fn announced(head: [u8; 4], max: usize) -> Result<(usize, Vec<u8>), FrameError> 
     if len > max {
         return Err(FrameError::TooLarge { len, max });
     }
-    Ok((len, Vec::with_capacity(len.min(64 * 1024))))
+    Ok((len, Vec::with_capacity(len.min(256 * 1024))))
 }
 
 /// The body read for a frame of `len` bytes, if the stream did not end
@@ -597,8 +698,23 @@ where
     W: tokio::io::AsyncWrite + Unpin,
 {
     use tokio::io::AsyncWriteExt;
-    writer.write_all(&frame_head(body)?).await?;
-    writer.write_all(body).await?;
+    // The length and the body in one system call where the writer takes
+    // both (a streamed chunk is mostly this call).
+    let head = frame_head(body)?;
+    let (mut head_done, mut body_done) = (0, 0);
+    while head_done < head.len() || body_done < body.len() {
+        let slices = [
+            io::IoSlice::new(&head[head_done..]),
+            io::IoSlice::new(&body[body_done..]),
+        ];
+        let n = writer.write_vectored(&slices).await?;
+        if n == 0 {
+            return Err(io::ErrorKind::WriteZero.into());
+        }
+        let into_head = n.min(head.len() - head_done);
+        head_done += into_head;
+        body_done += n - into_head;
+    }
     writer.flush().await
 }
 
@@ -634,6 +750,28 @@ mod tests {
     }
 
     #[test]
+    fn a_reused_buffer_reads_frames_of_any_size_in_turn() {
+        let mut wire = Vec::new();
+        for body in [&b"long body"[..], b"", b"ab"] {
+            write_frame(&mut wire, body).unwrap();
+        }
+        let mut reader = &wire[..];
+        let mut buffer = Vec::new();
+        for body in [&b"long body"[..], b"", b"ab"] {
+            let len = read_frame_into(&mut reader, 64, &mut buffer)
+                .unwrap()
+                .unwrap();
+            assert_eq!(&buffer[..len], body);
+        }
+        assert_eq!(read_frame_into(&mut reader, 64, &mut buffer).unwrap(), None);
+        let mut reader = &[0u8, 0, 0, 9, 1][..];
+        assert!(matches!(
+            read_frame_into(&mut reader, 64, &mut buffer),
+            Err(FrameError::Truncated)
+        ));
+    }
+
+    #[test]
     fn messages_are_maps_with_binary_payloads() {
         let request = Request {
             id: 7,
@@ -662,6 +800,11 @@ mod tests {
     fn frames_are_maps_with_one_key_and_chunks_encode_without_a_copy() {
         let body = encode_output(9, OutputStream::Stderr, b"line\n");
         assert_eq!(
+            decode_output(&body),
+            Some((9, OutputStream::Stderr, &b"line\n"[..]))
+        );
+        assert_eq!(decode_output(&encode_input(9, b"x")), None);
+        assert_eq!(
             decode::<HostFrame>(&body).unwrap(),
             HostFrame::Output(OutputChunk {
                 id: 9,
@@ -675,6 +818,8 @@ mod tests {
         let ClientFrame::Input(chunk) = decode::<ClientFrame>(&body).unwrap() else {
             panic!("not an input frame");
         };
+        let (id, range) = decode_input(&body).unwrap();
+        assert_eq!((id, &body[range]), (3, &[0xff; 1000][..]));
         assert_eq!((chunk.id, chunk.data.len()), (3, 1000));
         assert!(body.len() <= 1000 + CHUNK_OVERHEAD);
         let cancel = ClientFrame::Cancel(Cancel {

@@ -329,7 +329,7 @@ impl CallStream {
     /// The next event, in the order the handler produced them; `None` once
     /// the call has ended (then [`finish`](CallStream::finish) gives its
     /// result).
-    pub async fn next_event(&mut self) -> Option<CallEvent> {
+    pub async fn next_event(&mut self) -> Option<CallEvent<'static>> {
         while self.answer.is_none() {
             match self.incoming.recv().await {
                 Some(Ok(HostFrame::Answer(response))) => self.answer = Some(Ok(response)),

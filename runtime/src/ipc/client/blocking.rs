@@ -28,42 +28,42 @@ use crate::sync::LockUnpoisoned;
 /// What a streaming call does with what it reports before its result.
 type OnEvent<'a> = &'a mut dyn FnMut(CallEvent) -> io::Result<()>;
 
-enum Stream {
+/// The connection, shared by the reading thread and the writers (the
+/// caller, the stdin pump, the canceller) without duplicating the socket.
+#[derive(Clone)]
+struct Stream(Arc<Socket>);
+
+enum Socket {
     Unix(UnixStream),
     Tcp(TcpStream),
 }
 
 impl Read for Stream {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        match self {
-            Stream::Unix(stream) => stream.read(buf),
-            Stream::Tcp(stream) => stream.read(buf),
+        match &*self.0 {
+            Socket::Unix(stream) => (&*stream).read(buf),
+            Socket::Tcp(stream) => (&*stream).read(buf),
         }
     }
 }
 
 impl Write for Stream {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        match self {
-            Stream::Unix(stream) => stream.write(buf),
-            Stream::Tcp(stream) => stream.write(buf),
+        match &*self.0 {
+            Socket::Unix(stream) => (&*stream).write(buf),
+            Socket::Tcp(stream) => (&*stream).write(buf),
+        }
+    }
+
+    fn write_vectored(&mut self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
+        match &*self.0 {
+            Socket::Unix(stream) => (&*stream).write_vectored(bufs),
+            Socket::Tcp(stream) => (&*stream).write_vectored(bufs),
         }
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        match self {
-            Stream::Unix(stream) => stream.flush(),
-            Stream::Tcp(stream) => stream.flush(),
-        }
-    }
-}
-
-impl Stream {
-    fn try_clone(&self) -> io::Result<Stream> {
-        Ok(match self {
-            Stream::Unix(stream) => Stream::Unix(stream.try_clone()?),
-            Stream::Tcp(stream) => Stream::Tcp(stream.try_clone()?),
-        })
+        Ok(())
     }
 }
 
@@ -97,6 +97,12 @@ pub struct IpcClient {
     hello: Option<Vec<u8>>,
     /// Set after a failed exchange: the stream may hold half a frame.
     broken: bool,
+    /// Where frames are read, reused from frame to frame.
+    buffer: Vec<u8>,
+    /// The read timeout set by [`set_timeout`](IpcClient::set_timeout).
+    timeout: Option<Duration>,
+    /// What to run when a call is slow to answer, and after how long.
+    slow_call: Option<(Duration, Box<dyn FnMut() + Send>)>,
 }
 
 impl fmt::Debug for IpcClient {
@@ -149,15 +155,15 @@ impl IpcClient {
             endpoint: endpoint.to_string(),
             source,
         };
-        let stream = match endpoint {
-            Endpoint::Unix(path) => Stream::Unix(UnixStream::connect(path).map_err(failed)?),
+        let stream = Stream(Arc::new(match endpoint {
+            Endpoint::Unix(path) => Socket::Unix(UnixStream::connect(path).map_err(failed)?),
             Endpoint::Tcp(addr) => {
                 let stream = TcpStream::connect(addr).map_err(failed)?;
                 let _ = stream.set_nodelay(true);
-                Stream::Tcp(stream)
+                Socket::Tcp(stream)
             }
-        };
-        let writer = stream.try_clone().map_err(failed)?;
+        }));
+        let writer = stream.clone();
         Ok(IpcClient {
             reader: stream,
             writer: Arc::new(Mutex::new(writer)),
@@ -167,6 +173,9 @@ impl IpcClient {
             cancel_grace: Arc::new(AtomicU64::new(u64::MAX)),
             hello: Some(hello(token)),
             broken: false,
+            buffer: Vec::new(),
+            timeout: None,
+            slow_call: None,
         })
     }
 
@@ -242,9 +251,60 @@ impl IpcClient {
     ///
     /// The socket's error.
     pub fn set_timeout(&mut self, timeout: Option<Duration>) -> io::Result<()> {
-        match &self.reader {
-            Stream::Unix(stream) => stream.set_read_timeout(timeout),
-            Stream::Tcp(stream) => stream.set_read_timeout(timeout),
+        self.read_timeout(timeout)?;
+        self.timeout = timeout;
+        Ok(())
+    }
+
+    fn read_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
+        match &*self.reader.0 {
+            Socket::Unix(stream) => stream.set_read_timeout(timeout),
+            Socket::Tcp(stream) => stream.set_read_timeout(timeout),
+        }
+    }
+
+    /// Runs `hook` once, on this thread, when a call has had no answer
+    /// (nor any output) for `after`: what the in-sandbox client uses to
+    /// start watching for Ctrl-C only in calls that last, so the many that
+    /// answer at once pay nothing for it.
+    pub fn on_slow_call(&mut self, after: Duration, hook: impl FnMut() + Send + 'static) {
+        self.slow_call = Some((after.max(Duration::from_micros(1)), Box::new(hook)));
+    }
+
+    /// Waits up to the slow-call delay for the host's first byte, running
+    /// the hook if none came; that byte, if one did.
+    fn first_byte(&mut self) -> Result<Option<u8>, ClientError> {
+        let Some((after, _)) = &self.slow_call else {
+            return Ok(None);
+        };
+        let after = match self.timeout {
+            Some(timeout) => (*after).min(timeout),
+            None => *after,
+        };
+        self.read_timeout(Some(after)).map_err(ClientError::Io)?;
+        let mut byte = [0u8; 1];
+        let read = loop {
+            match self.reader.read(&mut byte) {
+                Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+                read => break read,
+            }
+        };
+        self.read_timeout(self.timeout).map_err(ClientError::Io)?;
+        match read {
+            Ok(1) => Ok(Some(byte[0])),
+            Ok(_) => Err(closed()),
+            Err(error)
+                if matches!(
+                    error.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) =>
+            {
+                if let Some((_, hook)) = &mut self.slow_call {
+                    hook();
+                }
+                Ok(None)
+            }
+            Err(error) => Err(ClientError::Io(error)),
         }
     }
 
@@ -319,9 +379,28 @@ impl IpcClient {
         on_event: OnEvent<'_>,
     ) -> Result<Response, ClientError> {
         let mut pump: Option<Pump> = None;
+        let mut first = self.first_byte()?;
         loop {
-            let body = frame(protocol::read_frame(&mut self.reader, self.max_frame))?;
-            let response = match host_frame(&body)? {
+            let read = protocol::read_frame_after(
+                &mut self.reader,
+                first.take(),
+                self.max_frame,
+                &mut self.buffer,
+            );
+            let len = frame(read)?;
+            let body = &self.buffer[..len];
+            // Output, the bulk of a streaming call, is lent from the buffer.
+            if let Some((call, stream, data)) = protocol::decode_output(body) {
+                if call == id {
+                    let event = CallEvent::Output {
+                        stream,
+                        data: std::borrow::Cow::Borrowed(data),
+                    };
+                    on_event(event).map_err(ClientError::Io)?;
+                }
+                continue;
+            }
+            let response = match host_frame(body)? {
                 HostFrame::Answer(response) => response,
                 HostFrame::InputWanted(wanted) if wanted.id == id => {
                     if pump.is_none()

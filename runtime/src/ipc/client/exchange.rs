@@ -47,11 +47,10 @@ pub(super) fn hello(token: &str) -> Vec<u8> {
     })
 }
 
-/// A frame read from the host, or why there is none: the connection ended
-/// (closed), failed (I/O), or sent something over the limit (protocol).
-pub(super) fn frame(
-    read: Result<Option<Vec<u8>>, protocol::FrameError>,
-) -> Result<Vec<u8>, ClientError> {
+/// A frame read from the host (its body, or its length in a reused
+/// buffer), or why there is none: the connection ended (closed), failed
+/// (I/O), or sent something over the limit (protocol).
+pub(super) fn frame<T>(read: Result<Option<T>, protocol::FrameError>) -> Result<T, ClientError> {
     match read {
         Ok(Some(body)) => Ok(body),
         Ok(None) => Err(closed()),

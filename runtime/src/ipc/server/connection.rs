@@ -383,6 +383,15 @@ where
     })
     .await;
     let error = match body {
+        // Input, the bulk of a streamed call, becomes its chunk in place.
+        Ok(Ok(mut body)) if let Some((id, data)) = protocol::decode_input(&body) => {
+            body.truncate(data.end);
+            body.drain(..data.start);
+            return Next::Frame(ClientFrame::Input(protocol::InputChunk {
+                id,
+                data: ByteBuf::from(body),
+            }));
+        }
         Ok(Ok(body)) => match protocol::decode::<ClientFrame>(&body) {
             Ok(ClientFrame::Call(request)) if request.id == 0 => WireError::server(
                 ErrorKind::Protocol,
