@@ -408,3 +408,41 @@ fn a_handler_sees_its_caller_leave_through_its_context() {
         host.tally.waits_caller_gone.load(Ordering::SeqCst) == 1
     });
 }
+
+#[test]
+fn calls_waiting_to_start_at_shutdown_are_told_they_did_not_start() {
+    let mut host = Host::start_with(IpcServer::builder().max_in_flight(1));
+    let env = host.env();
+    let client = host
+        .runtime
+        .block_on(AsyncIpcClient::connect_to(env.endpoint(), env.token()))
+        .unwrap();
+    let none: &[&str] = &[];
+    let running = {
+        let client = client.clone();
+        host.runtime
+            .spawn(async move { client.call_argv("linger", none, None).await })
+    };
+    wait_until("the first call runs", || {
+        host.tally.waits_started.load(Ordering::SeqCst) == 1
+    });
+    let waiting = {
+        let client = client.clone();
+        host.runtime
+            .spawn(async move { client.call_argv("ping", none, None).await })
+    };
+    std::thread::sleep(Duration::from_millis(100));
+    let server = host.server.take().unwrap();
+    host.runtime
+        .block_on(server.shutdown(Duration::from_millis(300)));
+    let error = host.runtime.block_on(waiting).unwrap().unwrap_err();
+    let remote = error.remote().expect("an answer from the host");
+    assert_eq!((remote.kind.as_str(), remote.exit), ("busy", 69));
+    assert!(
+        remote.message.contains("shutting down"),
+        "{}",
+        remote.message
+    );
+    // The call that was running was abandoned at the deadline.
+    assert!(host.runtime.block_on(running).unwrap().is_err());
+}

@@ -48,9 +48,9 @@
 //! SIGINT (Ctrl-C), SIGTERM and SIGHUP cancel the call on the host; the
 //! client waits up to the host's cancel grace for it to stop, then exits
 //! 128 + the signal's number. A second signal exits at once. (The watch
-//! starts once a call has run 10 ms without an answer: before that a
-//! signal ends the client as it ends any program, and the host sees its
-//! caller leave.)
+//! starts once a call has run 10 ms without an answer, or sends output,
+//! progress or asks for input: before that a signal ends the client as it
+//! ends any program, and the host sees its caller leave.)
 //!
 //! Exit codes ([`ipc::exit`](crate::ipc::exit)): 1 when the handler
 //! failed, 2 for a usage error (or input too large to send), 69 when the
@@ -323,8 +323,12 @@ fn run_call(call: Call) -> i32 {
     let canceller = client.canceller();
     let command = call.command.clone();
     client.on_slow_call(SLOW_CALL, move || {
+        let mut watch = watch.lock().unwrap_or_else(PoisonError::into_inner);
+        if watch.is_some() {
+            return;
+        }
         match SignalWatch::start(canceller.clone()) {
-            Ok(started) => *watch.lock().unwrap_or_else(PoisonError::into_inner) = Some(started),
+            Ok(started) => *watch = Some(started),
             Err(error) => eprintln!("{command}: cannot watch for signals: {error}"),
         }
     });
@@ -339,21 +343,23 @@ fn run_call(call: Call) -> i32 {
     let mut reader_left = false;
     let outcome = client.call_argv_streaming(&call.command, &words, stdin, &mut |event| {
         match event {
-            CallEvent::Output { stream, data } => progress.suspend(|| match stream {
-                OutputStream::Stdout => {
-                    let mut stdout = io::stdout().lock();
-                    let written = stdout.write_all(&data).and_then(|()| stdout.flush());
-                    reader_left =
-                        matches!(&written, Err(e) if e.kind() == io::ErrorKind::BrokenPipe);
-                    written
-                }
-                // Standard error is a person's: a failed write is not worth
-                // ending the call for.
-                OutputStream::Stderr => {
-                    let _ = io::stderr().lock().write_all(&data);
-                    Ok(())
-                }
-            }),
+            CallEvent::Output { stream, data } => {
+                progress.suspend(data.ends_with(b"\n"), || match stream {
+                    OutputStream::Stdout => {
+                        let mut stdout = io::stdout().lock();
+                        let written = stdout.write_all(&data).and_then(|()| stdout.flush());
+                        reader_left =
+                            matches!(&written, Err(e) if e.kind() == io::ErrorKind::BrokenPipe);
+                        written
+                    }
+                    // Standard error is a person's: a failed write is not worth
+                    // ending the call for.
+                    OutputStream::Stderr => {
+                        let _ = io::stderr().lock().write_all(&data);
+                        Ok(())
+                    }
+                })
+            }
             CallEvent::Progress {
                 done,
                 total,

@@ -7,7 +7,7 @@ use std::fmt;
 use std::io::{self, Read, Write};
 use std::net::TcpStream;
 use std::os::unix::net::UnixStream;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -87,6 +87,8 @@ pub struct IpcClient {
     /// The id of the call in progress, 0 between calls: what the
     /// canceller cancels.
     current: Arc<AtomicU64>,
+    /// Set by a cancel that came between calls: the next one is not sent.
+    cancel_pending: Arc<AtomicBool>,
     /// The host's frame limit; until a deferred hello is answered, the
     /// least any host takes.
     max_frame: usize,
@@ -169,6 +171,7 @@ impl IpcClient {
             writer: Arc::new(Mutex::new(writer)),
             next_id: 1,
             current: Arc::new(AtomicU64::new(0)),
+            cancel_pending: Arc::new(AtomicBool::new(false)),
             max_frame: protocol::MAX_HELLO_FRAME,
             cancel_grace: Arc::new(AtomicU64::new(u64::MAX)),
             hello: Some(hello(token)),
@@ -233,6 +236,7 @@ impl IpcClient {
         CallCanceller {
             writer: self.writer.clone(),
             current: self.current.clone(),
+            cancel_pending: self.cancel_pending.clone(),
             cancel_grace: self.cancel_grace.clone(),
         }
     }
@@ -263,12 +267,21 @@ impl IpcClient {
         }
     }
 
-    /// Runs `hook` once, on this thread, when a call has had no answer
-    /// (nor any output) for `after`: what the in-sandbox client uses to
+    /// Runs `hook` on this thread, at most once per call, when the call
+    /// turns out to last: no answer (nor anything else) came within
+    /// `after`, or something other than the answer came first (output,
+    /// progress, a request for input). What the in-sandbox client uses to
     /// start watching for Ctrl-C only in calls that last, so the many that
     /// answer at once pay nothing for it.
     pub fn on_slow_call(&mut self, after: Duration, hook: impl FnMut() + Send + 'static) {
         self.slow_call = Some((after.max(Duration::from_micros(1)), Box::new(hook)));
+    }
+
+    /// Runs the slow-call hook, if there is one.
+    fn call_is_slow(&mut self) {
+        if let Some((_, hook)) = &mut self.slow_call {
+            hook();
+        }
     }
 
     /// Waits up to the slow-call delay for the host's first byte, running
@@ -277,10 +290,11 @@ impl IpcClient {
         let Some((after, _)) = &self.slow_call else {
             return Ok(None);
         };
-        let after = match self.timeout {
-            Some(timeout) => (*after).min(timeout),
-            None => *after,
-        };
+        // A shorter timeout of the caller's own is left to do its work.
+        if self.timeout.is_some_and(|timeout| timeout <= *after) {
+            return Ok(None);
+        }
+        let after = *after;
         self.read_timeout(Some(after)).map_err(ClientError::Io)?;
         let mut byte = [0u8; 1];
         let read = loop {
@@ -299,9 +313,7 @@ impl IpcClient {
                     io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
                 ) =>
             {
-                if let Some((_, hook)) = &mut self.slow_call {
-                    hook();
-                }
+                self.call_is_slow();
                 Ok(None)
             }
             Err(error) => Err(ClientError::Io(error)),
@@ -326,6 +338,12 @@ impl IpcClient {
             return Err(ClientError::Protocol(
                 "an earlier call on this connection failed midway; connect again".to_owned(),
             ));
+        }
+        if self.cancel_pending.swap(false, Ordering::SeqCst) {
+            return Err(ClientError::Io(io::Error::new(
+                io::ErrorKind::Interrupted,
+                "the call was cancelled before it was sent",
+            )));
         }
         let id = self.next_id;
         self.next_id += 1;
@@ -380,6 +398,8 @@ impl IpcClient {
     ) -> Result<Response, ClientError> {
         let mut pump: Option<Pump> = None;
         let mut first = self.first_byte()?;
+        // Whether the slow-call hook ran (or has no reason to).
+        let mut slow = first.is_none();
         loop {
             let read = protocol::read_frame_after(
                 &mut self.reader,
@@ -388,6 +408,11 @@ impl IpcClient {
                 &mut self.buffer,
             );
             let len = frame(read)?;
+            // Anything before the answer means the call streams: it lasts.
+            if !slow && !is_answer(&self.buffer[..len]) {
+                slow = true;
+                self.call_is_slow();
+            }
             let body = &self.buffer[..len];
             // Output, the bulk of a streaming call, is lent from the buffer.
             if let Some((call, stream, data)) = protocol::decode_output(body) {
@@ -572,12 +597,19 @@ impl IpcClient {
     }
 }
 
+/// Whether a host frame is an answer (a map whose one key is `answer`),
+/// from its first bytes.
+fn is_answer(body: &[u8]) -> bool {
+    body.get(..8) == Some(&[0x81, 0xa6, b'a', b'n', b's', b'w', b'e', b'r'][..])
+}
+
 /// Cancels the call an [`IpcClient`] has in progress, from another thread
 /// (from [`IpcClient::canceller`]).
 #[derive(Clone)]
 pub struct CallCanceller {
     writer: Arc<Mutex<Stream>>,
     current: Arc<AtomicU64>,
+    cancel_pending: Arc<AtomicBool>,
     cancel_grace: Arc<AtomicU64>,
 }
 
@@ -609,7 +641,9 @@ impl CallCanceller {
     /// the caller got (if one did). The handler sees
     /// [`CancelReason::Interrupted`](crate::ipc::CancelReason::Interrupted);
     /// the host answers once it returns, or after its cancel grace.
-    /// `Ok(false)` when no call is in progress.
+    /// `Ok(false)` when no call is in progress: then the client's next call
+    /// is not sent (it fails as interrupted), so a cancel that came while
+    /// the client was between the two exchanges of a call is not lost.
     ///
     /// # Errors
     ///
@@ -618,10 +652,31 @@ impl CallCanceller {
         let mut writer = self.writer.lock_unpoisoned();
         let id = self.current.load(Ordering::SeqCst);
         if id == 0 {
+            // Between two exchanges of one call (its input being read, say):
+            // the next is not sent.
+            self.cancel_pending.store(true, Ordering::SeqCst);
             return Ok(false);
         }
         let frame = protocol::encode(&ClientFrame::Cancel(Cancel { id, signal }));
         protocol::write_frame(&mut *writer, &frame)?;
         Ok(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_answer;
+    use crate::ipc::protocol::{self, HostFrame, OutputStream, Response, WireError};
+
+    #[test]
+    fn an_answer_is_told_from_other_frames_by_its_first_bytes() {
+        let failure = Response::failure(1, WireError::server("busy", "x", 69));
+        assert!(is_answer(&protocol::encode(&HostFrame::Answer(failure))));
+        assert!(!is_answer(&protocol::encode_output(
+            1,
+            OutputStream::Stdout,
+            b"x"
+        )));
+        assert!(!is_answer(b""));
     }
 }

@@ -35,6 +35,9 @@ pub(crate) struct CallIo {
     max_chunk: usize,
     progress: Arc<ProgressSlot>,
     input: Mutex<InputFeed>,
+    /// Cancelled once the call is answered: its output still queued is
+    /// then written within the I/O timeout, like the answer.
+    answered: CancellationToken,
 }
 
 /// The latest progress of a call, and whether a frame for it is queued.
@@ -81,6 +84,7 @@ impl CallIo {
                 queued: AtomicBool::new(false),
             }),
             input: Mutex::new(InputFeed::default()),
+            answered: CancellationToken::new(),
         }
     }
 
@@ -110,7 +114,7 @@ impl CallIo {
             let Ok(permit) = permit else { return false };
             let frame = Outgoing {
                 body: protocol::encode_output(self.id, stream, chunk),
-                hold: Hold::Output(permit, cancelled.clone()),
+                hold: Hold::Output(permit, [cancelled.clone(), self.answered.clone()]),
             };
             let sent = tokio::select! {
                 biased;
@@ -141,6 +145,11 @@ impl CallIo {
         {
             self.progress.queued.store(false, Ordering::SeqCst);
         }
+    }
+
+    /// The call is answered (its handler returned).
+    pub(crate) fn answered(&self) {
+        self.answered.cancel();
     }
 
     /// The call's latest progress not yet sent, encoded: queued ahead of

@@ -62,6 +62,7 @@ pub(super) async fn serve_connection<R, W>(
     let connection = shared.hard.child_token();
     let (outbox, outgoing) = mpsc::channel::<Outgoing>(shared.max_in_flight);
     let (control, control_out) = mpsc::unbounded_channel::<Control>();
+    let shutdown_notices = control.clone();
     let write_task = shared.tracker.spawn(write_frames(
         writer,
         outgoing,
@@ -100,7 +101,10 @@ pub(super) async fn serve_connection<R, W>(
         };
         let slot = tokio::select! {
             biased;
-            () = shared.soft.cancelled() => break,
+            () = shared.soft.cancelled() => {
+                not_started(&shutdown_notices, admitted_call.0.id);
+                break;
+            }
             () = connection.cancelled() => break,
             slot = slots.clone().acquire_owned() => match slot {
                 Ok(slot) => slot,
@@ -117,8 +121,13 @@ pub(super) async fn serve_connection<R, W>(
             admitted.clone(),
         ));
     }
-    // Calls read but not started never will be (their registration goes
-    // with them); those running keep the outbox open until answered.
+    // Calls read but not started never will be: each is told so (and its
+    // registration goes with it); those running keep the outbox open until
+    // answered.
+    incoming.close();
+    while let Ok((request, ..)) = incoming.try_recv() {
+        not_started(&shutdown_notices, request.id);
+    }
     drop(incoming);
     drop(outbox);
     let _ = write_task.await;
@@ -201,6 +210,7 @@ async fn read_frames<R>(
         if shared.soft.is_cancelled() || requests.is_closed() {
             // Shutting down: no new call starts (running ones still get
             // their input and cancels).
+            not_started(&streams.control, request.id);
             continue;
         }
         if streams.calls.lock_unpoisoned().contains_key(&request.id) {
@@ -234,8 +244,11 @@ async fn read_frames<R>(
                 () = connection.cancelled() => return,
                 room = requests.reserve() => match room {
                     Ok(room) => break Some(room),
-                    // Shutting down: the call is dropped, unstarted.
-                    Err(_) => break None,
+                    // Shutting down: the call is not started.
+                    Err(_) => {
+                        not_started(&streams.control, request.id);
+                        break None;
+                    }
                 },
                 read = reader.read(&mut byte), if early.is_none() => match read {
                     Ok(1) => early = Some(byte[0]),
@@ -326,6 +339,9 @@ async fn run_call(
         _slot: slot,
         _running: running,
     };
+    if let Some(io) = context.io() {
+        io.answered();
+    }
     // Where the call ended, before its answer (a caller stops reading at
     // the answer).
     if let Some(progress) = context.io().and_then(|io| io.flush_progress()) {
@@ -424,6 +440,17 @@ where
     };
     refuse(control, error);
     Next::Refused
+}
+
+/// Answers call `id`, read as the server began shutting down, that it did
+/// not start.
+fn not_started(control: &mpsc::UnboundedSender<Control>, id: u64) {
+    let error = WireError::server(
+        ErrorKind::Busy,
+        "the host is shutting down; the call was not started",
+        exit::UNAVAILABLE,
+    );
+    let _ = control.send(Control::Frame(answer_body(Response::failure(id, error))));
 }
 
 /// Queues an error about the connection as a whole (id 0), ahead of the

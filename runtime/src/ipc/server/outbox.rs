@@ -28,10 +28,11 @@ pub(crate) enum Hold {
     /// A call's answer: see [`Held`].
     Answer(#[expect(dead_code, reason = "held until the answer is written")] Held),
     /// An output chunk: its bytes of the call's output window, and the
-    /// call's cancellation (past which the chunk's write is timed).
+    /// call's cancellation and end (past either, the chunk's write is
+    /// timed).
     Output(
         #[expect(dead_code, reason = "held until the chunk is written")] OwnedSemaphorePermit,
-        CancellationToken,
+        [CancellationToken; 2],
     ),
 }
 
@@ -121,7 +122,7 @@ pub(crate) async fn write_frames<W>(
         };
         control_turn = hold.is_some();
         let running = match &hold {
-            Some(Hold::Output(_, cancelled)) => Some(cancelled.clone()),
+            Some(Hold::Output(_, ends)) => Some(ends.clone()),
             _ => None,
         };
         let written = tokio::select! {
@@ -161,24 +162,25 @@ fn call_frame(frame: Option<Outgoing>, control: &mut mpsc::UnboundedReceiver<Con
 }
 
 /// Writes one frame within the I/O timeout; an output chunk of a call
-/// still `running` waits until the call is cancelled before its timeout
-/// starts. `false` when it failed or timed out.
+/// still `running` waits until the call is cancelled or answered (either
+/// token) before its timeout starts. `false` when it failed or timed out.
 async fn write_within<W>(
     writer: &mut W,
     body: &[u8],
     io: Duration,
-    running: Option<CancellationToken>,
+    running: Option<[CancellationToken; 2]>,
 ) -> bool
 where
     W: AsyncWrite + Unpin,
 {
     let write = protocol::write_frame_async(writer, body);
     tokio::pin!(write);
-    if let Some(running) = running {
+    if let Some([cancelled, answered]) = running {
         tokio::select! {
             biased;
             written = &mut write => return written.is_ok(),
-            () = running.cancelled() => {}
+            () = cancelled.cancelled() => {}
+            () = answered.cancelled() => {}
         }
     }
     matches!(tokio::time::timeout(io, write).await, Ok(Ok(())))
