@@ -358,18 +358,7 @@ pub fn encode_output(id: u64, stream: OutputStream, data: &[u8]) -> Vec<u8> {
         OutputStream::Stdout => "stdout",
         OutputStream::Stderr => "stderr",
     };
-    let mut body = Vec::with_capacity(data.len() + CHUNK_OVERHEAD);
-    // `{output: {id, stream, data}}`; writing into a `Vec` cannot fail.
-    let _ = rmp::encode::write_map_len(&mut body, 1);
-    let _ = rmp::encode::write_str(&mut body, "output");
-    let _ = rmp::encode::write_map_len(&mut body, 3);
-    let _ = rmp::encode::write_str(&mut body, "id");
-    let _ = rmp::encode::write_uint(&mut body, id);
-    let _ = rmp::encode::write_str(&mut body, "stream");
-    let _ = rmp::encode::write_str(&mut body, stream);
-    let _ = rmp::encode::write_str(&mut body, "data");
-    let _ = rmp::encode::write_bin(&mut body, data);
-    body
+    encode_chunk("output", id, Some(stream), data)
 }
 
 /// An output frame's call, stream and data, borrowed from the frame's
@@ -413,13 +402,23 @@ pub fn decode_input(body: &[u8]) -> Option<(u64, std::ops::Range<usize>)> {
 /// [`ClientFrame::Input`] would be encoded, into a buffer of its exact
 /// size.
 pub fn encode_input(id: u64, data: &[u8]) -> Vec<u8> {
+    encode_chunk("input", id, None, data)
+}
+
+/// `{kind: {id, stream?, data}}`, the one shape of the frames that carry
+/// data, written by hand.
+fn encode_chunk(kind: &str, id: u64, stream: Option<&str>, data: &[u8]) -> Vec<u8> {
     let mut body = Vec::with_capacity(data.len() + CHUNK_OVERHEAD);
-    // `{input: {id, data}}`; writing into a `Vec` cannot fail.
+    // Writing into a `Vec` cannot fail.
     let _ = rmp::encode::write_map_len(&mut body, 1);
-    let _ = rmp::encode::write_str(&mut body, "input");
-    let _ = rmp::encode::write_map_len(&mut body, 2);
+    let _ = rmp::encode::write_str(&mut body, kind);
+    let _ = rmp::encode::write_map_len(&mut body, if stream.is_some() { 3 } else { 2 });
     let _ = rmp::encode::write_str(&mut body, "id");
     let _ = rmp::encode::write_uint(&mut body, id);
+    if let Some(stream) = stream {
+        let _ = rmp::encode::write_str(&mut body, "stream");
+        let _ = rmp::encode::write_str(&mut body, stream);
+    }
     let _ = rmp::encode::write_str(&mut body, "data");
     let _ = rmp::encode::write_bin(&mut body, data);
     body
@@ -500,24 +499,57 @@ pub fn encode<T: Serialize>(message: &T) -> Vec<u8> {
 pub fn write_frame<W: Write>(writer: &mut W, body: &[u8]) -> io::Result<()> {
     // The length and the body in one system call (over TCP, one packet),
     // without copying the body.
-    let head = frame_head(body)?;
-    let (mut head_done, mut body_done) = (0, 0);
-    while head_done < head.len() || body_done < body.len() {
-        let slices = [
-            io::IoSlice::new(&head[head_done..]),
-            io::IoSlice::new(&body[body_done..]),
-        ];
-        let n = match writer.write_vectored(&slices) {
-            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-            Ok(n) => n,
-            Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
+    let mut frame = FrameCursor::new(body)?;
+    while !frame.is_done() {
+        match writer.write_vectored(&frame.slices()) {
+            Ok(n) => frame.advance(n)?,
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
             Err(error) => return Err(error),
-        };
-        let into_head = n.min(head.len() - head_done);
-        head_done += into_head;
-        body_done += n - into_head;
+        }
     }
     writer.flush()
+}
+
+/// What is left to write of a frame: its length prefix, then its body,
+/// written together (vectored) by [`write_frame`] and its async twin.
+struct FrameCursor<'a> {
+    head: [u8; 4],
+    body: &'a [u8],
+    head_done: usize,
+    body_done: usize,
+}
+
+impl<'a> FrameCursor<'a> {
+    fn new(body: &'a [u8]) -> io::Result<Self> {
+        Ok(FrameCursor {
+            head: frame_head(body)?,
+            body,
+            head_done: 0,
+            body_done: 0,
+        })
+    }
+
+    fn is_done(&self) -> bool {
+        self.head_done == self.head.len() && self.body_done == self.body.len()
+    }
+
+    fn slices(&self) -> [io::IoSlice<'_>; 2] {
+        [
+            io::IoSlice::new(&self.head[self.head_done..]),
+            io::IoSlice::new(&self.body[self.body_done..]),
+        ]
+    }
+
+    /// `n` more bytes went out; none, while some were left, is an error.
+    fn advance(&mut self, n: usize) -> io::Result<()> {
+        if n == 0 {
+            return Err(io::ErrorKind::WriteZero.into());
+        }
+        let into_head = n.min(self.head.len() - self.head_done);
+        self.head_done += into_head;
+        self.body_done += n - into_head;
+        Ok(())
+    }
 }
 
 /// Appends one frame (length and body) to `out`, so that several frames
@@ -549,17 +581,9 @@ fn frame_head(body: &[u8]) -> io::Result<[u8; 4]> {
 /// [`FrameError::TooLarge`] before reading a body over `max` (the body is
 /// not read), [`FrameError::Truncated`] when the stream ends inside a frame.
 pub fn read_frame<R: Read>(reader: &mut R, max: usize) -> Result<Option<Vec<u8>>, FrameError> {
-    let mut head = [0u8; 4];
-    let mut filled = 0;
-    while filled < head.len() {
-        match reader.read(&mut head[filled..]) {
-            Ok(0) if filled == 0 => return Ok(None),
-            Ok(0) => return Err(FrameError::Truncated),
-            Ok(n) => filled += n,
-            Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
-            Err(error) => return Err(FrameError::Io(error)),
-        }
-    }
+    let Some(head) = read_head(reader, None)? else {
+        return Ok(None);
+    };
     let (len, mut body) = announced(head, max)?;
     reader
         .take(len as u64)
@@ -593,6 +617,26 @@ pub(crate) fn read_frame_after<R: Read>(
     max: usize,
     buffer: &mut Vec<u8>,
 ) -> Result<Option<usize>, FrameError> {
+    let Some(head) = read_head(reader, first)? else {
+        return Ok(None);
+    };
+    let len = u32::from_be_bytes(head) as usize;
+    if len > max {
+        return Err(FrameError::TooLarge { len, max });
+    }
+    if buffer.len() < len {
+        buffer.resize(len, 0);
+    }
+    match reader.read_exact(&mut buffer[..len]) {
+        Ok(()) => Ok(Some(len)),
+        Err(error) if error.kind() == io::ErrorKind::UnexpectedEof => Err(FrameError::Truncated),
+        Err(error) => Err(FrameError::Io(error)),
+    }
+}
+
+/// A frame's length prefix, whose first byte may have been read already;
+/// `None` at a clean end of the stream (before any byte of it).
+fn read_head<R: Read>(reader: &mut R, first: Option<u8>) -> Result<Option<[u8; 4]>, FrameError> {
     let mut head = [0u8; 4];
     let mut filled = 0;
     if let Some(byte) = first {
@@ -608,18 +652,7 @@ pub(crate) fn read_frame_after<R: Read>(
             Err(error) => return Err(FrameError::Io(error)),
         }
     }
-    let len = u32::from_be_bytes(head) as usize;
-    if len > max {
-        return Err(FrameError::TooLarge { len, max });
-    }
-    if buffer.len() < len {
-        buffer.resize(len, 0);
-    }
-    match reader.read_exact(&mut buffer[..len]) {
-        Ok(()) => Ok(Some(len)),
-        Err(error) if error.kind() == io::ErrorKind::UnexpectedEof => Err(FrameError::Truncated),
-        Err(error) => Err(FrameError::Io(error)),
-    }
+    Ok(Some(head))
 }
 
 /// The async twin of [`read_frame`].
@@ -700,20 +733,10 @@ where
     use tokio::io::AsyncWriteExt;
     // The length and the body in one system call where the writer takes
     // both (a streamed chunk is mostly this call).
-    let head = frame_head(body)?;
-    let (mut head_done, mut body_done) = (0, 0);
-    while head_done < head.len() || body_done < body.len() {
-        let slices = [
-            io::IoSlice::new(&head[head_done..]),
-            io::IoSlice::new(&body[body_done..]),
-        ];
-        let n = writer.write_vectored(&slices).await?;
-        if n == 0 {
-            return Err(io::ErrorKind::WriteZero.into());
-        }
-        let into_head = n.min(head.len() - head_done);
-        head_done += into_head;
-        body_done += n - into_head;
+    let mut frame = FrameCursor::new(body)?;
+    while !frame.is_done() {
+        let n = writer.write_vectored(&frame.slices()).await?;
+        frame.advance(n)?;
     }
     writer.flush().await
 }
