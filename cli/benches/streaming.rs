@@ -17,10 +17,12 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use gangway::IpcCommand;
-use gangway::ipc::{CallContext, CommandResult, InputStream, IpcRouter, IpcServer};
+use gangway::ipc::{CallContext, CommandResult, InputStream, IpcRouter};
 use serde::{Deserialize, Serialize};
 
-const CLIENT: &str = env!("CARGO_BIN_EXE_gangway-client");
+mod common;
+
+use common::median;
 
 /// How many bytes each round moves.
 const BYTES: u64 = 256 * 1024 * 1024;
@@ -66,11 +68,6 @@ impl Count {
         }
         Ok(total)
     }
-}
-
-fn median(mut samples: Vec<Duration>) -> Duration {
-    samples.sort();
-    samples[samples.len() / 2]
 }
 
 /// The floor: `BYTES` written into one end of a socket pair in 256 KiB
@@ -119,11 +116,7 @@ fn socket_pair_copy(source: Option<&str>) -> Duration {
 }
 
 fn main() {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = common::runtime();
     let router = IpcRouter::new()
         .register(Generate {
             bytes: 0,
@@ -132,19 +125,8 @@ fn main() {
         .register(Count {
             input: InputStream::new(),
         });
-    let links = tempfile::tempdir().unwrap();
-    let style = gangway_codegen::WrapperStyle::Links {
-        client: CLIENT.into(),
-    };
-    gangway_codegen::write_wrappers_with(&router.manifest(), links.path(), &style).unwrap();
-    let server = runtime
-        .block_on(
-            IpcServer::builder()
-                .client_bin(CLIENT)
-                .wrapper_dir(links.path())
-                .start(router),
-        )
-        .unwrap();
+    let links = common::wrappers(&router, true);
+    let server = common::serve(&runtime, router, links.path());
     let env = server.sandbox_env();
     let through_wrapper = |script: &str| {
         let mut sh = Command::new("sh");

@@ -18,10 +18,12 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use gangway::IpcCommand;
-use gangway::ipc::{IpcClient, IpcRouter, IpcServer, protocol};
+use gangway::ipc::{IpcClient, IpcRouter, protocol};
 use serde::Serialize;
 
-const CLIENT: &str = env!("CARGO_BIN_EXE_gangway-client");
+mod common;
+
+use common::{CLIENT, median};
 
 /// Every word it was given.
 #[derive(Clone, Serialize, IpcCommand)]
@@ -37,34 +39,13 @@ impl EchoArgs {
     }
 }
 
-fn median(mut samples: Vec<Duration>) -> Duration {
-    samples.sort();
-    samples[samples.len() / 2]
-}
-
 fn main() {
     // `cargo bench` passes `--bench`; nothing else is expected.
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = common::runtime();
     let router = IpcRouter::new().register(EchoArgs { words: vec![] });
-    let scripts = tempfile::tempdir().unwrap();
-    let links = tempfile::tempdir().unwrap();
-    gangway_codegen::write_wrappers(&router.manifest(), scripts.path()).unwrap();
-    let link_style = gangway_codegen::WrapperStyle::Links {
-        client: CLIENT.into(),
-    };
-    gangway_codegen::write_wrappers_with(&router.manifest(), links.path(), &link_style).unwrap();
-    let server = runtime
-        .block_on(
-            IpcServer::builder()
-                .client_bin(CLIENT)
-                .wrapper_dir(scripts.path())
-                .start(router),
-        )
-        .unwrap();
+    let scripts = common::wrappers(&router, false);
+    let links = common::wrappers(&router, true);
+    let server = common::serve(&runtime, router, scripts.path());
     let env = server.sandbox_env();
     let link_env = env
         .clone()

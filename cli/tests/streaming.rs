@@ -69,18 +69,7 @@ fn read_until(child: &mut Child, wanted: &'static str) -> Vec<u8> {
 /// Waits for `child` (killing it past the test's patience) and gives its
 /// exit code, stdout and stderr.
 fn finish(child: Child) -> (Option<i32>, String, String) {
-    let pid = child.id();
-    let (done, finished) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = done.send(child.wait_with_output());
-    });
-    let Ok(output) = finished.recv_timeout(common::PATIENCE) else {
-        let _ = Command::new("kill")
-            .args(["-KILL", &pid.to_string()])
-            .status();
-        panic!("the wrapper did not exit");
-    };
-    let output = output.unwrap();
+    let output = common::wait_output(child, common::PATIENCE);
     (
         output.status.code(),
         text(&output.stdout),

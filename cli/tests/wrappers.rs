@@ -506,7 +506,7 @@ fn unreadable_stdin_is_named_as_such() {
 
 #[test]
 fn a_call_past_its_timeout_is_cancelled_and_exits_124() {
-    for style in Style::ALL {
+    each_style(|style| {
         let host = Host::start_styled(style);
         let out = host.shell(&["sh"], "hang", &[], None);
         assert_eq!(
@@ -550,5 +550,5 @@ fn a_call_past_its_timeout_is_cancelled_and_exits_124() {
             1,
             "{style:?}: the stubborn handler was dropped, the polite one finished"
         );
-    }
+    });
 }

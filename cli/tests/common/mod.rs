@@ -212,18 +212,31 @@ impl Drop for Unfinished {
     }
 }
 
+/// What `hang` and `linger` do: count the call begun, wait until it is
+/// cancelled (or, `stubborn`, an hour, to be dropped after the grace,
+/// counted in `abandoned`), and give the reason.
+async fn await_cancel(
+    ctx: &gangway::ipc::CallContext,
+    stubborn: bool,
+    started: &AtomicU64,
+    abandoned: &Arc<AtomicU64>,
+) -> Option<gangway::ipc::CancelReason> {
+    started.fetch_add(1, Ordering::SeqCst);
+    let mut unfinished = Unfinished(Some(abandoned.clone()));
+    if stubborn {
+        tokio::time::sleep(std::time::Duration::from_secs(3600)).await;
+    }
+    ctx.cancelled().await;
+    unfinished.0 = None;
+    ctx.cancel_reason()
+}
+
 impl Hang {
     async fn handle(&mut self) -> String {
-        self.started.fetch_add(1, Ordering::SeqCst);
-        let mut unfinished = Unfinished(Some(self.abandoned.clone()));
-        if self.stubborn {
-            tokio::time::sleep(std::time::Duration::from_secs(3600)).await;
-        }
-        self.ctx.cancelled().await;
-        if self.ctx.cancel_reason() == Some(gangway::ipc::CancelReason::TimedOut) {
+        let reason = await_cancel(&self.ctx, self.stubborn, &self.started, &self.abandoned).await;
+        if reason == Some(gangway::ipc::CancelReason::TimedOut) {
             self.timed_out.fetch_add(1, Ordering::SeqCst);
         }
-        unfinished.0 = None;
         "cancelled".to_owned()
     }
 }
@@ -258,13 +271,7 @@ pub struct Wait {
 
 impl Wait {
     async fn handle(&mut self) -> String {
-        self.started.fetch_add(1, Ordering::SeqCst);
-        let mut unfinished = Unfinished(Some(self.abandoned.clone()));
-        if self.stubborn {
-            tokio::time::sleep(std::time::Duration::from_secs(3600)).await;
-        }
-        self.ctx.cancelled().await;
-        match self.ctx.cancel_reason() {
+        match await_cancel(&self.ctx, self.stubborn, &self.started, &self.abandoned).await {
             Some(gangway::ipc::CancelReason::CallerGone) => {
                 self.caller_gone.fetch_add(1, Ordering::SeqCst);
             }
@@ -273,7 +280,6 @@ impl Wait {
             }
             _ => {}
         }
-        unfinished.0 = None;
         "cancelled".to_owned()
     }
 }
@@ -642,20 +648,25 @@ pub fn run(mut command: Command, stdin: Option<&[u8]>) -> Output {
             let _ = pipe.write_all(&bytes);
         });
     }
-    // A hung wrapper fails the test instead of hanging the suite: the
-    // output is read on a thread, and the child killed past the limit.
+    wait_output(child, std::time::Duration::from_secs(120))
+}
+
+/// Waits for `child` and takes its output. A hung wrapper fails the test
+/// instead of hanging the suite: the output is read on a thread, and the
+/// child killed past `limit`.
+pub fn wait_output(child: std::process::Child, limit: std::time::Duration) -> Output {
     let pid = child.id();
     let (done, finished) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let _ = done.send(child.wait_with_output());
     });
-    match finished.recv_timeout(std::time::Duration::from_secs(120)) {
+    match finished.recv_timeout(limit) {
         Ok(output) => output.unwrap(),
         Err(_) => {
             let _ = std::process::Command::new("kill")
                 .args(["-KILL", &pid.to_string()])
                 .status();
-            panic!("the command did not finish within 120 s");
+            panic!("the command did not finish within {limit:?}");
         }
     }
 }

@@ -1,0 +1,57 @@
+//! What the CLI's bench binaries share: a runtime, wrappers written for a
+//! router, a host serving it, and the median of samples.
+
+use std::path::Path;
+use std::time::Duration;
+
+use gangway::ipc::{IpcRouter, IpcServer};
+
+/// The lean in-sandbox client the wrappers run.
+pub const CLIENT: &str = env!("CARGO_BIN_EXE_gangway-client");
+
+/// The host's runtime: two workers, as on the 2-core machines.
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// A fresh directory of `router`'s wrappers: scripts, or links to the
+/// lean client.
+pub fn wrappers(router: &IpcRouter, links: bool) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let style = if links {
+        gangway_codegen::WrapperStyle::Links {
+            client: CLIENT.into(),
+        }
+    } else {
+        gangway_codegen::WrapperStyle::Scripts
+    };
+    gangway_codegen::write_wrappers_with(&router.manifest(), dir.path(), &style).unwrap();
+    dir
+}
+
+/// `router` served with the lean client, its sandbox environment naming
+/// `wrapper_dir`.
+pub fn serve(
+    runtime: &tokio::runtime::Runtime,
+    router: IpcRouter,
+    wrapper_dir: &Path,
+) -> IpcServer {
+    runtime
+        .block_on(
+            IpcServer::builder()
+                .client_bin(CLIENT)
+                .wrapper_dir(wrapper_dir)
+                .start(router),
+        )
+        .unwrap()
+}
+
+/// The middle sample.
+pub fn median(mut samples: Vec<Duration>) -> Duration {
+    samples.sort();
+    samples[samples.len() / 2]
+}
