@@ -32,7 +32,8 @@ impl ToolSchema {
     }
 
     /// The whole help text: description, usage, each argument with its
-    /// description, type and default, then the long description.
+    /// description, type and default (a secret's marked `(secret)`, without
+    /// its default), then the long description.
     pub fn help_text(&self) -> String {
         let mut out = String::new();
         if self.description.is_empty() {
@@ -100,9 +101,16 @@ impl ToolSchema {
     }
 }
 
-/// An argument's description followed by what help should say about it.
+/// An argument's description followed by what help should say about it: a
+/// secret is marked `(secret)` and its default is not shown.
 fn param_notes(param: &ParamSchema) -> String {
     let mut notes = param.description.to_string();
+    if param.secret {
+        if !notes.is_empty() {
+            notes.push(' ');
+        }
+        notes.push_str("(secret)");
+    }
     let mut extra = Vec::new();
     if let ValueKind::Enum(values) = &param.kind
         && values.len() > 6
@@ -117,6 +125,7 @@ fn param_notes(param: &ParamSchema) -> String {
     }
     if let Some(default) = &param.default
         && !(param.kind == ValueKind::Bool && default == "false")
+        && !param.secret
     {
         extra.push(format!("default: {default}"));
     }

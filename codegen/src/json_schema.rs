@@ -7,7 +7,8 @@ use crate::schema::{ParamSchema, ToolSchema, ValueKind};
 
 impl ToolSchema {
     /// The arguments as a JSON Schema object: `type: object`, one property
-    /// per parameter (with its description, type, enum values and default),
+    /// per parameter (with its description, type, enum values and default,
+    /// except a secret's default),
     /// `required`, and no other properties. An optional argument is a plain
     /// property left out of `required`, never a `["T", "null"]` union, which
     /// several clients reject.
@@ -75,7 +76,8 @@ fn property(param: &ParamSchema) -> Json {
             Json::String(param.description.to_string()),
         );
     }
-    if let Some(default) = &param.default
+    // A secret's default is not published, as help does not show it.
+    if let Some(default) = param.default.as_ref().filter(|_| !param.secret)
         && let Some(value) = typed_default(param, default)
     {
         property.insert("default".into(), value);

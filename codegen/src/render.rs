@@ -167,6 +167,9 @@ fn reference_row(param: &ParamSchema) -> ReferenceRow {
         kind.push_str(", repeatable");
     }
     let mut text = param.description.to_string();
+    if param.secret {
+        text.push_str(" (secret)");
+    }
     if param.required {
         text.push_str(" (required)");
     }
@@ -174,6 +177,7 @@ fn reference_row(param: &ParamSchema) -> ReferenceRow {
         .default
         .as_deref()
         .filter(|d| !param.is_flag() || *d != "false")
+        .filter(|_| !param.secret)
     {
         text.push_str(&format!(" (default: {default})"));
     }
@@ -285,5 +289,23 @@ mod tests {
             text.contains("| `-n, --limit` | uint | How many. (default: 10) |"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn reference_marks_a_secret_and_hides_its_default() {
+        let schema = ToolSchema::new("login").with_param(
+            ParamSchema::new("api_key", ValueKind::String)
+                .default_text("hunter2")
+                .description("The API key.")
+                .secret(),
+        );
+        let text = Renderer::new()
+            .reference(&Manifest::new(vec![schema]))
+            .unwrap();
+        assert!(
+            text.contains("| `--api-key` | string | The API key. (secret) |"),
+            "{text}"
+        );
+        assert!(!text.contains("hunter2"), "{text}");
     }
 }

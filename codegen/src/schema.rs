@@ -93,6 +93,11 @@ pub struct ParamSchema {
     /// accepted).
     #[serde(default, skip_serializing_if = "is_false")]
     pub hidden: bool,
+    /// Whether the value is a secret: gangway keeps it out of call info,
+    /// audit records, error messages and Debug output; help marks it
+    /// `(secret)`.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub secret: bool,
 }
 
 /// How many values one occurrence of an option takes.
@@ -328,6 +333,7 @@ impl ParamSchema {
             stdin: false,
             consumes: None,
             hidden: false,
+            secret: false,
         }
     }
 
@@ -352,6 +358,7 @@ impl ParamSchema {
         stdin: bool,
         consumes: Option<ValueCount>,
         hidden: bool,
+        secret: bool,
     ) -> Self {
         ParamSchema {
             name: Cow::Borrowed(name),
@@ -368,6 +375,7 @@ impl ParamSchema {
             stdin,
             consumes,
             hidden,
+            secret,
         }
     }
 
@@ -429,6 +437,14 @@ impl ParamSchema {
     /// Makes piped standard input fill this argument.
     pub fn stdin(mut self) -> Self {
         self.stdin = true;
+        self
+    }
+
+    /// Marks the value as a secret (an API key, a password): kept out of
+    /// call info, audit records, error messages and Debug output, and
+    /// marked `(secret)` in help.
+    pub fn secret(mut self) -> Self {
+        self.secret = true;
         self
     }
 
@@ -602,6 +618,7 @@ mod tests {
             Some(0),
             false,
             None,
+            false,
             false,
         )];
         const SCHEMA: &ToolSchema =

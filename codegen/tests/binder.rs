@@ -677,7 +677,7 @@ fn flag_spelling_mistakes_get_pointed_advice() {
     let err = fail(&["--=x"]);
     assert_eq!(
         err.to_string(),
-        "`--=x` has no flag name before `=`; write `--name=value`"
+        "`--=` has no flag name before `=`; write `--name=value`"
     );
     let one_char = ToolSchema::new("t")
         .with_param(ParamSchema::new("f", ValueKind::Bool).long("f").short('x'));

@@ -112,6 +112,7 @@ fn check_value_count(
         (None, _) => format!("a list of at least {}", values(min)),
     };
     Err(invalid(
+        param,
         key,
         &value.to_string(),
         &format!("{wanted}, not {len}"),

@@ -239,23 +239,27 @@ fn duplicate(spelled: &str) -> BindError {
     .argument(spelled.to_owned())
 }
 
-/// `text` given for `spelled` does not fit: `expected` says what would.
+/// `text` given for `spelled` (an argument of `param`) does not fit:
+/// `expected` says what would.
 ///
 /// Every message about a value's type or range has this one form, for shell
 /// words and JSON alike: the value as given (a JSON value as JSON, so `"3"`
 /// and `3` differ), the argument, what it accepts, and after a `;` the fix
 /// when there is one: ``invalid value `-1` for `--limit`: expected a whole
 /// number, 0 or more``, ``invalid value `"3"` for `limit`: expected a whole
-/// number, 0 or more; write `3`, without quotes``.
-fn invalid(spelled: &str, text: &str, expected: &str) -> BindError {
-    BindError::new(
-        BindErrorKind::InvalidValue,
+/// number, 0 or more; write `3`, without quotes``. A secret's value is never
+/// quoted: ``invalid value for `--api-key` (secret, not shown): expected a
+/// string``.
+fn invalid(param: &ParamSchema, spelled: &str, text: &str, expected: &str) -> BindError {
+    let message = if param.secret {
+        format!("invalid value for `{spelled}` (secret, not shown): expected {expected}")
+    } else {
         format!(
             "invalid value `{}` for `{spelled}`: expected {expected}",
             excerpt(text)
-        ),
-    )
-    .argument(spelled.to_owned())
+        )
+    };
+    BindError::new(BindErrorKind::InvalidValue, message).argument(spelled.to_owned())
 }
 
 /// A value as messages quote it: control characters escaped, and cut short
@@ -282,8 +286,17 @@ pub(super) fn excerpt(text: &str) -> Cow<'_, str> {
 }
 
 /// Adds the nearest of `values` to `text`, if one is close, to an error
-/// refusing `text`.
-fn suggest_nearest(mut error: BindError, text: &str, values: &[Cow<'static, str>]) -> BindError {
+/// refusing `text` for `param`; never for a secret, whose nearest valid
+/// value would tell how close the secret came.
+fn suggest_nearest(
+    mut error: BindError,
+    param: &ParamSchema,
+    text: &str,
+    values: &[Cow<'static, str>],
+) -> BindError {
+    if param.secret {
+        return error;
+    }
     if let Some(near) = closest(text, values.iter().map(|v| &**v)) {
         error.message = format!("{}; did you mean `{near}`?", error.message);
         error.suggestion = Some(near.to_owned());

@@ -62,7 +62,7 @@ pub(super) fn word_value(
     spelled: &str,
     text: &str,
 ) -> Result<Value, BindError> {
-    let refuse = |expected: &str| invalid(spelled, text, expected);
+    let refuse = |expected: &str| invalid(param, spelled, text, expected);
     let refuse_number = || match whole_number_range(&param.kind, text.starts_with('-')) {
         Some(range) if spells_whole_number(text) => refuse(&range),
         _ => refuse(&expectation(&param.kind)),
@@ -95,7 +95,7 @@ pub(super) fn word_value(
         ValueKind::Enum(values) => {
             if !values.iter().any(|v| v == text) {
                 let error = refuse(&expectation(&param.kind));
-                return Err(suggest_nearest(error, text, values));
+                return Err(suggest_nearest(error, param, text, values));
             }
             Value::String(text.to_owned())
         }
@@ -111,7 +111,7 @@ pub(super) fn json_value(
     key: &str,
     value: &serde_json::Value,
 ) -> Result<Value, BindError> {
-    typed_json(&param.kind, value).ok_or_else(|| refuse_json(&param.kind, key, value))
+    typed_json(&param.kind, value).ok_or_else(|| refuse_json(param, key, value))
 }
 
 /// A JSON value as a value of `kind`, if it is one.
@@ -143,21 +143,31 @@ fn typed_json(kind: &ValueKind, value: &serde_json::Value) -> Option<Value> {
     })
 }
 
-/// The error for a JSON value that is not a `kind`: the value as JSON, what
-/// the kind takes, and the fix when the value only has the wrong JSON type
-/// (`"3"` for a number, `3.0` for a whole number, `1` for a string).
-fn refuse_json(kind: &ValueKind, key: &str, value: &serde_json::Value) -> BindError {
+/// The error for a JSON value that is not of `param`'s kind: the value as
+/// JSON, what the kind takes, and the fix when the value only has the wrong
+/// JSON type (`"3"` for a number, `3.0` for a whole number, `1` for a
+/// string). For a secret, neither the value nor a fix that would spell it.
+fn refuse_json(param: &ParamSchema, key: &str, value: &serde_json::Value) -> BindError {
+    let kind = &param.kind;
     let shown = value.to_string();
     let expected = match whole_number_range(kind, false) {
         Some(range) if value.is_u64() => range.into(),
         _ => expectation(kind),
     };
-    let error = invalid(key, &shown, &expected);
+    let error = invalid(param, key, &shown, &expected);
     if let (ValueKind::Enum(values), Some(text)) = (kind, value.as_str()) {
-        return suggest_nearest(error, text, values);
+        return suggest_nearest(error, param, text, values);
     }
     match json_fix(kind, value) {
-        Some(fix) => {
+        Some((fix, how)) => {
+            let fix = if param.secret {
+                match how {
+                    "" => "write it as a whole number".to_owned(),
+                    how => format!("write it{how}"),
+                }
+            } else {
+                format!("write `{fix}`{how}")
+            };
             let message = format!("{}; {fix}", error.message);
             BindError { message, ..error }
         }
@@ -166,8 +176,12 @@ fn refuse_json(kind: &ValueKind, key: &str, value: &serde_json::Value) -> BindEr
 }
 
 /// How to write `value` so that it is a `kind`, when only its JSON type is
-/// wrong.
-fn json_fix(kind: &ValueKind, value: &serde_json::Value) -> Option<String> {
+/// wrong: the value rewritten, and how it differs (`", in quotes"`,
+/// `", without quotes"`, or `""` for a whole number without its fraction).
+fn json_fix(
+    kind: &ValueKind,
+    value: &serde_json::Value,
+) -> Option<(serde_json::Value, &'static str)> {
     use serde_json::Value as Json;
     let (candidate, how) = match (kind, value) {
         (
@@ -193,7 +207,7 @@ fn json_fix(kind: &ValueKind, value: &serde_json::Value) -> Option<String> {
         _ => return None,
     };
     typed_json(kind, &candidate)?;
-    Some(format!("write `{candidate}`{how}"))
+    Some((candidate, how))
 }
 
 /// A value as an element of a JSON list.

@@ -66,11 +66,13 @@ impl ToolSchema {
                     None => (body, None),
                 };
                 if name.is_empty() {
+                    // What follows `=` may be a value meant for a secret,
+                    // so the message does not repeat it.
                     return Err(BindError::new(
                         BindErrorKind::UnknownFlag,
-                        format!("`{word}` has no flag name before `=`; write `--name=value`"),
+                        "`--=` has no flag name before `=`; write `--name=value`",
                     )
-                    .argument(word.to_owned()));
+                    .argument("--="));
                 }
                 if name == HELP_LONG && self.param_by_long(HELP_LONG).is_none() {
                     return Err(help_requested());
@@ -271,8 +273,9 @@ impl ToolSchema {
                     args.flags.insert(name);
                 }
                 (_, Some(text)) => {
-                    let value = parse_bool(text)
-                        .ok_or_else(|| invalid(spelled, text, &expectation(&ValueKind::Bool)))?;
+                    let value = parse_bool(text).ok_or_else(|| {
+                        invalid(param, spelled, text, &expectation(&ValueKind::Bool))
+                    })?;
                     args.flags.remove(&name);
                     args.named.insert(name, Value::Bool(value));
                 }

@@ -140,6 +140,8 @@ pub struct FieldOpts {
     pub method: Flag,
     /// `context`: receives the call's `CallContext`.
     pub context: Flag,
+    /// `secret`: the argument's value is a secret (an API key, a password).
+    pub secret: Flag,
     /// `short = 'x'`: the short flag.
     pub short: Option<Spanned<char>>,
     /// `default = <expr>`: the value when the argument is missing.
@@ -160,6 +162,7 @@ impl FieldOpts {
             state: Flag::default(),
             method: Flag::default(),
             context: Flag::default(),
+            secret: Flag::default(),
             short: None,
             default: None,
             default_text: None,
@@ -180,6 +183,7 @@ impl FieldOpts {
             FieldKey::State => self.state = entry.flag(cx),
             FieldKey::Method => self.method = entry.flag(cx),
             FieldKey::Context => self.context = entry.flag(cx),
+            FieldKey::Secret => self.secret = entry.flag(cx),
             FieldKey::Short => {
                 let short = entry.parse::<Lit>("'n'").and_then(|lit| match &lit {
                     Lit::Char(c) => Ok(Spanned {

@@ -95,6 +95,8 @@ pub struct ArgModel {
     pub positional: Option<u16>,
     /// Whether piped stdin fills it.
     pub stdin: bool,
+    /// `#[ipc(secret)]`: the value is a secret.
+    pub secret: bool,
     /// serde's `deserialize_with`/`with`.
     pub deserialize_with: Option<ExprPath>,
 }
@@ -138,6 +140,7 @@ impl ArgModel {
             stdin: self.stdin,
             consumes: None,
             hidden: false,
+            secret: self.secret,
         }
     }
 }
@@ -334,6 +337,7 @@ fn resolve_field(
             description,
             positional,
             stdin: field.stdin.is_present(),
+            secret: field.secret.is_present(),
             deserialize_with: field.serde.deserialize_with.clone(),
             shape,
         })),
@@ -477,6 +481,40 @@ mod tests {
         for (_, arg) in model.args() {
             assert!(matches!(arg.missing, Missing::Container), "{}", arg.wire);
             assert_eq!(arg.default_text, None);
+        }
+    }
+
+    #[test]
+    fn secret_marks_arguments_and_only_arguments() {
+        let secrets = model(
+            r#"
+            #[ipc(response = u8)]
+            struct S {
+                #[ipc(secret, positional)] token: String,
+                #[ipc(secret, stdin)] key: Option<String>,
+                #[ipc(secret)] insecure: bool,
+                plain: u8,
+            }
+            "#,
+        )
+        .unwrap();
+        let schema = secrets.schema(|_| None).unwrap();
+        let secret: Vec<bool> = schema.params.iter().map(|p| p.secret).collect();
+        assert_eq!(secret, [true, true, true, false]);
+
+        for key in ["state", "method", "context"] {
+            let err = model(&format!(
+                "#[ipc(response = u8)] struct S {{ #[ipc(secret, {key})] #[serde(skip)] f: String }}"
+            ))
+            .unwrap_err();
+            let message = err.error.to_string();
+            assert!(
+                message.contains(&format!(
+                    "`secret` marks an argument, and `#[ipc({key})]` field `f` is not one: \
+                     remove `secret`"
+                )),
+                "{message}"
+            );
         }
     }
 }

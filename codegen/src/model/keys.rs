@@ -68,7 +68,7 @@ keys! {
     /// from, then how it is written and defaulted.
     enum FieldKey in "`#[ipc(...)]` on a field" {
         Positional = "positional", Stdin = "stdin", State = "state", Method = "method",
-        Context = "context",
+        Context = "context", Secret = "secret",
         Short = "short", Default = "default", DefaultText = "default_text",
     }
 

@@ -37,6 +37,8 @@ pub struct ParamSpec<'a> {
     pub consumes: Option<ValueCount>,
     /// Left out of help and JSON Schema.
     pub hidden: bool,
+    /// A secret, kept out of messages and records.
+    pub secret: bool,
 }
 
 impl ParamSpec<'_> {
@@ -61,6 +63,7 @@ impl ParamSpec<'_> {
         param.stdin = self.stdin;
         param.consumes = self.consumes;
         param.hidden = self.hidden;
+        param.secret = self.secret;
         param
     }
 
@@ -87,6 +90,7 @@ impl ParamSpec<'_> {
             stdin,
             consumes,
             hidden,
+            secret,
         } = *self;
         let short = option_tokens(short.map(|c| quote!(#c)));
         let positional = option_tokens(positional.map(|p| quote!(#p)));
@@ -111,6 +115,7 @@ impl ParamSpec<'_> {
                 #stdin,
                 #consumes,
                 #hidden,
+                #secret,
             )
         }
     }

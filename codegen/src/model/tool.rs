@@ -258,6 +258,7 @@ impl ToolField {
             stdin: false,
             consumes: self.consumes,
             hidden: self.hidden,
+            secret: false,
         }
     }
 }

@@ -195,6 +195,16 @@ fn check_not_an_arg(field: &FieldOpts, ident: &Ident, cx: &mut Ctxt) {
             format!("`short` is for arguments; `{ident}` is `#[ipc({key})]`"),
         );
     }
+    if field.secret.is_present() {
+        cx.error(
+            &field.secret.span(),
+            format!(
+                "`secret` marks an argument, and `#[ipc({key})]` field `{ident}` is not one: remove \
+                 `secret` (a `{key}` field is never read from a request's arguments, so it has no \
+                 value to hide)"
+            ),
+        );
+    }
     if let Some(default) = &field.default {
         cx.error(
             default,
