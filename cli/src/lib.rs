@@ -4,6 +4,8 @@
 //!   client every wrapper script runs; [`gangway::cli`] is the whole of it
 //!   (how responses print, when stdin is read, the exit codes), so a host
 //!   binary with the runtime's `client` feature can be its own client.
+//! - `gangway list [--json]`: inside a sandbox, the host commands it may
+//!   call (its scope's), as the host answers for its token.
 //! - `gangway wrappers (--manifest <file> | --src <dir>) --out <dir> [--style
 //!   scripts|links] [--client <file>] [--check]`: a shell script per command
 //!   (the default), or the client program and a link per command to it (one
@@ -34,12 +36,23 @@ struct Cli {
 enum Command {
     /// Call a host command (what wrapper scripts run).
     Call(Call),
+    /// Inside a sandbox: list the host commands it may call.
+    List(List),
     /// Write (or check) a wrapper script per command.
     Wrappers(Wrappers),
     /// Print the manifest of a crate's commands, read from its source.
     Manifest(SourceOnly),
     /// Print a Markdown reference of the commands, for an agent's prompt.
     Reference(Source),
+}
+
+/// `gangway list`'s arguments, for `--help`: the client parses them.
+#[allow(dead_code)]
+#[derive(Debug, Args)]
+struct List {
+    /// Print the manifest (every command's schema) as JSON.
+    #[arg(long)]
+    json: bool,
 }
 
 // Parsed by `gangway::cli`; described here for `gangway --help`.
@@ -131,7 +144,7 @@ where
     match cli.command {
         // Handed to the client before clap parses anything (above); clap
         // knows `call` only to list it in `gangway --help`.
-        Command::Call(_) => gangway::cli::run(all),
+        Command::Call(_) | Command::List(_) => gangway::cli::run(all),
         Command::Wrappers(wrappers) => run_wrappers(wrappers),
         Command::Manifest(source) => match scan(&source.src) {
             Ok(manifest) => print_json(&manifest),

@@ -72,7 +72,7 @@ fn wrappers_from_a_manifest_and_from_source_are_identical() {
     ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(
-        text(&out.stderr).contains("19 written, 0 unchanged, 0 removed"),
+        text(&out.stderr).contains("20 written, 0 unchanged, 0 removed"),
         "{}",
         text(&out.stderr)
     );
@@ -118,7 +118,7 @@ fn check_reports_a_diff_and_writing_is_idempotent() {
     assert_eq!(check.status.code(), Some(0), "{}", text(&check.stdout));
     let again = gangway(&["wrappers", "--src", &src, "--out", out_dir]);
     assert!(
-        text(&again.stderr).contains("0 written, 19 unchanged, 0 removed"),
+        text(&again.stderr).contains("0 written, 20 unchanged, 0 removed"),
         "{}",
         text(&again.stderr)
     );
@@ -382,7 +382,7 @@ fn link_wrappers_are_written_checked_kept_switched_and_removed() {
     );
     let written = links(&[]);
     assert!(
-        text(&written.stderr).contains("19 written, 0 unchanged, 0 removed; client program placed"),
+        text(&written.stderr).contains("20 written, 0 unchanged, 0 removed; client program placed"),
         "{}",
         text(&written.stderr)
     );
@@ -409,7 +409,7 @@ fn link_wrappers_are_written_checked_kept_switched_and_removed() {
     assert!(links(&["--check"]).status.success());
     let again = links(&[]);
     assert!(
-        text(&again.stderr).contains("0 written, 19 unchanged, 0 removed")
+        text(&again.stderr).contains("0 written, 20 unchanged, 0 removed")
             && !text(&again.stderr).contains("client program placed"),
         "idempotent: {}",
         text(&again.stderr)
@@ -448,7 +448,7 @@ fn link_wrappers_are_written_checked_kept_switched_and_removed() {
     );
     let scripts = gangway(&["wrappers", "--src", &src, "--out", out_dir]);
     assert!(
-        text(&scripts.stderr).contains("19 written")
+        text(&scripts.stderr).contains("20 written")
             && text(&scripts.stderr).contains("the client program link wrappers placed removed"),
         "{}",
         text(&scripts.stderr)

@@ -281,24 +281,33 @@ fn apply_args_body(model: &CommandModel) -> TokenStream {
         .map(|((index, (field, arg)), value)| {
             let ty = &field.ty;
             let wire = &arg.wire;
+            // A secret's decoding error never quotes its value.
+            let decode_arg = if arg.secret {
+                quote!(#private::decode_secret_arg)
+            } else {
+                quote!(#private::decode_arg)
+            };
+            let secret = arg.secret;
             let decode = if let Some(path) = &arg.deserialize_with {
                 quote! {
                     #path(&mut #private::arg_deserializer(__gangway_bytes))
-                        .map_err(|__e| #private::invalid_arg::<#private::DecodeError>(#wire, __e))?
+                        .map_err(|__e| {
+                            #private::invalid_arg::<#private::DecodeError>(#wire, #private::secret_hidden(#secret, __e))
+                        })?
                 }
             } else if arg.shape.decode == Decode::Bytes && arg.shape.optional {
                 quote! {
-                    #private::decode_arg::<::core::option::Option<#private::ByteVec>>(__gangway_bytes, #wire)?
+                    #decode_arg::<::core::option::Option<#private::ByteVec>>(__gangway_bytes, #wire)?
                         .map(|__b| ::core::convert::Into::into(__b.0))
                 }
             } else if arg.shape.decode == Decode::Bytes {
                 quote! {
                     ::core::convert::Into::into(
-                        #private::decode_arg::<#private::ByteVec>(__gangway_bytes, #wire)?.0
+                        #decode_arg::<#private::ByteVec>(__gangway_bytes, #wire)?.0
                     )
                 }
             } else {
-                quote!(#private::decode_arg::<#ty>(__gangway_bytes, #wire)?)
+                quote!(#decode_arg::<#ty>(__gangway_bytes, #wire)?)
             };
             let missing = missing_expr(model, index, arg);
             let slot = slot(index);

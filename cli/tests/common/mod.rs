@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use gangway::ipc::{CommandResult, IpcRouter, IpcServer, SandboxEnv};
 
+pub mod process;
 pub mod streaming;
 use gangway::{ArgEnum, IpcCommand};
 use serde::{Deserialize, Serialize};
@@ -267,6 +268,10 @@ pub struct Wait {
     #[ipc(state)]
     #[serde(skip)]
     pub abandoned: Arc<AtomicU64>,
+    /// Cancellations seen because the host revoked the caller's scope.
+    #[ipc(state)]
+    #[serde(skip)]
+    pub revoked: Arc<AtomicU64>,
 }
 
 impl Wait {
@@ -277,6 +282,9 @@ impl Wait {
             }
             Some(gangway::ipc::CancelReason::Interrupted) => {
                 self.interrupted.fetch_add(1, Ordering::SeqCst);
+            }
+            Some(gangway::ipc::CancelReason::Revoked) => {
+                self.revoked.fetch_add(1, Ordering::SeqCst);
             }
             _ => {}
         }
@@ -411,6 +419,27 @@ impl ReportCommand {
     }
 }
 
+/// Log in with a key (a command with secret arguments).
+#[derive(Clone, Serialize, IpcCommand)]
+#[ipc(name = "login", response = String)]
+pub struct Login {
+    /// Who logs in.
+    #[ipc(positional)]
+    pub user: String,
+    /// The API key.
+    #[ipc(secret)]
+    pub key: String,
+    /// A PIN, when the account has one.
+    #[ipc(secret)]
+    pub pin: Option<u32>,
+}
+
+impl Login {
+    async fn handle(&mut self) -> String {
+        format!("welcome, {}", self.user)
+    }
+}
+
 /// What the test commands keep across calls.
 #[derive(Clone, Default)]
 pub struct Tally {
@@ -434,6 +463,8 @@ pub struct Tally {
     pub waits_interrupted: Arc<AtomicU64>,
     /// `linger --stubborn` handlers dropped before they finished.
     pub waits_abandoned: Arc<AtomicU64>,
+    /// `linger` calls that saw their scope revoked.
+    pub waits_revoked: Arc<AtomicU64>,
     /// What `lines --hold` and `work --hold` wait on.
     pub barrier: streaming::Gate,
     /// `generate` calls that stopped because their output was not read.
@@ -478,6 +509,7 @@ pub fn router(tally: &Tally) -> IpcRouter {
             interrupted: tally.waits_interrupted.clone(),
             stubborn: false,
             abandoned: tally.waits_abandoned.clone(),
+            revoked: tally.waits_revoked.clone(),
         })
         .register(Sleep {
             ms: 0,
@@ -494,6 +526,11 @@ pub fn router(tally: &Tally) -> IpcRouter {
         .register(Note { note: None })
         .register(Bytes { data: vec![] })
         .register(ReportCommand {})
+        .register(Login {
+            user: String::new(),
+            key: String::new(),
+            pin: None,
+        })
         .register(streaming::Lines {
             count: 0,
             hold: false,

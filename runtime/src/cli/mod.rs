@@ -55,7 +55,8 @@
 //! Exit codes ([`ipc::exit`](crate::ipc::exit)): 1 when the handler
 //! failed, 2 for a usage error (or input too large to send), 69 when the
 //! host cannot be reached (or speaks another protocol version), 74 when
-//! standard input cannot be read, 124 when the call timed out, 128+n when
+//! standard input cannot be read, 77 when the call is not allowed (outside
+//! the sandbox's scope, refused by the host's guard), 124 when the call timed out, 128+n when
 //! signal n ended it.
 
 use std::ffi::OsString;
@@ -66,6 +67,7 @@ use std::time::Duration;
 use crate::ipc::protocol::OutputStream;
 use crate::ipc::{ArgvOutcome, CallEvent, ClientError, IpcClient, exit};
 
+mod list;
 mod print;
 mod progress;
 mod signals;
@@ -91,6 +93,8 @@ Exit codes:
   69   the host cannot be reached or refused the connection
   70   the command's response could not be encoded
   74   standard input could not be read
+  77   not allowed: the command is outside this sandbox's scope, the host's
+       guard refused the call, or the sandbox's access expired or was revoked
   124  the call timed out (and was cancelled)
   128+n  ended by signal n: 130 for Ctrl-C (SIGINT), 143 for SIGTERM, 129 for
        SIGHUP; the call is cancelled on the host first
@@ -142,6 +146,13 @@ where
             return write_stdout(format!("gangway {}\n", env!("CARGO_PKG_VERSION")).as_bytes());
         }
         Some("--help" | "-h") => return print_help(&program),
+        Some("list") => {
+            let words: Vec<String> = args
+                .skip(1)
+                .map(|word| word.to_string_lossy().into_owned())
+                .collect();
+            return list::run_list(&program, &words);
+        }
         _ => {}
     }
     match parse_call(args) {
@@ -160,15 +171,18 @@ fn print_help(program: &str) -> i32 {
         format!(
             "Call a host command (what wrappers run).\n\n\
              Usage: {program} {USAGE}\n       \
+             {program} {list_usage}  (the commands this sandbox may call)\n       \
              <command> <args...>  (run through a link named after the command)\n\n\
-             {EXIT_CODES}"
+             {EXIT_CODES}",
+            list_usage = list::USAGE,
         )
         .as_bytes(),
     )
 }
 
 /// If `args` are a client call, runs it and gives its exit code: `<program>
-/// call ...` (what a script wrapper runs), or a run through a link wrapper
+/// call ...` (what a script wrapper runs), `<program> list` inside a sandbox
+/// (`GANGWAY_TOKEN` set), or a run through a link wrapper
 /// (`search -> gangway`). `None` otherwise, for a host binary that is its
 /// own client to go on with its own work.
 pub fn run_if_call<I, T>(args: I) -> Option<i32>
@@ -178,7 +192,12 @@ where
 {
     let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
     let through_link = args.first().and_then(link_name).is_some();
-    (through_link || args.get(1).is_some_and(|arg| arg == "call")).then(|| run(args))
+    let listing = || std::env::var_os(crate::ipc::ENV_TOKEN).is_some();
+    (through_link
+        || args
+            .get(1)
+            .is_some_and(|arg| arg == "call" || (arg == "list" && listing())))
+    .then(|| run(args))
 }
 
 /// The last component of a path, when it is UTF-8.

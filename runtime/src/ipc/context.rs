@@ -22,6 +22,8 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
+#[cfg(feature = "ipc")]
+use crate::ipc::guard::Admission;
 use crate::ipc::input::InputStream;
 #[cfg(feature = "ipc")]
 use crate::ipc::protocol::OutputStream;
@@ -74,6 +76,9 @@ pub enum CancelReason {
     /// dropped at once, so only work it handed a clone of the context sees
     /// this.
     Shutdown,
+    /// The host revoked the sandbox's scope
+    /// ([`IpcServer::revoke`](crate::ipc::IpcServer::revoke)).
+    Revoked,
 }
 
 impl fmt::Display for CancelReason {
@@ -83,6 +88,7 @@ impl fmt::Display for CancelReason {
             CancelReason::CallerGone => "the caller went away",
             CancelReason::TimedOut => "the call timed out",
             CancelReason::Shutdown => "the server is shutting down",
+            CancelReason::Revoked => "the sandbox's access was revoked",
         })
     }
 }
@@ -126,6 +132,9 @@ struct Shared {
     io: Option<Arc<CallIo>>,
     /// The caller's live input, until the command takes it.
     input: Mutex<Option<InputStream>>,
+    /// Who calls, the guard, and what they saw: `None` for a call served
+    /// without a server.
+    admission: Option<Arc<Admission>>,
 }
 
 impl fmt::Debug for CallContext {
@@ -154,15 +163,46 @@ impl CallContext {
     /// A fresh context for one call the server runs, with the
     /// connection's side of its traffic.
     #[cfg(feature = "ipc")]
-    pub(crate) fn for_call(io: Option<Arc<CallIo>>) -> Self {
+    pub(crate) fn for_call(io: Option<Arc<CallIo>>, admission: Option<Arc<Admission>>) -> Self {
         CallContext {
             shared: Some(Arc::new(Shared {
                 token: tokio_util::sync::CancellationToken::new(),
                 reason: Mutex::new(None),
                 io,
                 input: Mutex::new(None),
+                admission,
             })),
         }
+    }
+
+    /// Who calls, and what the call's admission saw.
+    #[cfg(feature = "ipc")]
+    pub(crate) fn admission(&self) -> Option<&Arc<Admission>> {
+        self.shared.as_ref()?.admission.as_ref()
+    }
+
+    /// Admits a bound call before its handler runs: its arguments are
+    /// recorded and the server's guard asked, unless the call is cancelled
+    /// first. `Ok` at once outside a served call.
+    pub(crate) async fn admit<C: crate::ipc::IpcCommand + Sync>(
+        &self,
+        command: &str,
+        bound: &C,
+    ) -> Result<(), crate::ipc::IpcError> {
+        #[cfg(feature = "ipc")]
+        if let Some(shared) = &self.shared
+            && let Some(admission) = &shared.admission
+        {
+            return tokio::select! {
+                biased;
+                () = shared.token.cancelled() => Err(crate::ipc::IpcError::Cancelled {
+                    method: command.to_owned(),
+                }),
+                admitted = admission.admit(command, bound) => admitted,
+            };
+        }
+        let _ = (command, bound);
+        Ok(())
     }
 
     /// The connection's side of the call.
@@ -375,7 +415,7 @@ mod tests {
             .build()
             .unwrap();
         runtime.block_on(async {
-            let ctx = CallContext::for_call(None);
+            let ctx = CallContext::for_call(None, None);
             let waiter = tokio::spawn({
                 let ctx = ctx.clone();
                 async move {

@@ -55,6 +55,21 @@ pub enum IpcError {
         /// The encoder's message.
         message: String,
     },
+    /// The caller may not call this command: it is outside the
+    /// sandbox's scope, the host's guard refused the call, or the
+    /// sandbox's access expired or was revoked. Nothing of the call ran.
+    Denied {
+        /// The command.
+        command: String,
+        /// Why, in words the caller (a person or a model) can act on.
+        reason: String,
+    },
+    /// The call was cancelled (its caller interrupted it, or it timed out)
+    /// before its handler ran: while the host's guard was deciding on it.
+    Cancelled {
+        /// The command.
+        method: String,
+    },
 }
 
 impl IpcError {
@@ -68,6 +83,8 @@ impl IpcError {
             IpcError::Handler { .. } => ErrorKind::Handler,
             IpcError::Panicked { .. } => ErrorKind::Panicked,
             IpcError::Encode { .. } => ErrorKind::Encode,
+            IpcError::Denied { .. } => ErrorKind::Denied,
+            IpcError::Cancelled { .. } => ErrorKind::Cancelled,
         }
     }
 
@@ -75,7 +92,9 @@ impl IpcError {
     /// a usage mistake (an unknown command or flag, a bad value, a missing
     /// argument), 1 ([`exit::FAILURE`]) when the handler failed or panicked,
     /// 70 ([`exit::SOFTWARE`], `EX_SOFTWARE`) when the response could not be
-    /// encoded.
+    /// encoded, 77 ([`exit::DENIED`], `EX_NOPERM`) when the call was not
+    /// allowed, 130 ([`exit::INTERRUPTED`]) when it was cancelled before its
+    /// handler ran.
     pub fn exit_code(&self) -> i32 {
         match self {
             IpcError::UnknownMethod { .. }
@@ -83,6 +102,8 @@ impl IpcError {
             | IpcError::InvalidParams { .. } => exit::USAGE,
             IpcError::Handler { .. } | IpcError::Panicked { .. } => exit::FAILURE,
             IpcError::Encode { .. } => exit::SOFTWARE,
+            IpcError::Denied { .. } => exit::DENIED,
+            IpcError::Cancelled { .. } => exit::INTERRUPTED,
         }
     }
 
@@ -94,7 +115,11 @@ impl IpcError {
             | IpcError::InvalidParams { method, .. }
             | IpcError::Handler { method, .. }
             | IpcError::Panicked { method, .. }
-            | IpcError::Encode { method, .. } => method,
+            | IpcError::Encode { method, .. }
+            | IpcError::Cancelled { method }
+            | IpcError::Denied {
+                command: method, ..
+            } => method,
         }
     }
 }
@@ -124,6 +149,8 @@ impl fmt::Display for IpcError {
             IpcError::Encode { method, message } => {
                 write!(f, "{method}: the response could not be encoded: {message}")
             }
+            IpcError::Denied { command, reason } => write!(f, "{command}: {reason}"),
+            IpcError::Cancelled { method } => write!(f, "command `{method}` was cancelled"),
         }
     }
 }

@@ -12,6 +12,7 @@
 //! | 69 | [`UNAVAILABLE`] | the host cannot be reached, refused the connection (busy, wrong token) or the exchange broke (`EX_UNAVAILABLE`) |
 //! | 70 | [`SOFTWARE`] | the handler's response could not be encoded (`EX_SOFTWARE`) |
 //! | 74 | [`STDIN`] | standard input could not be read (`EX_IOERR`) |
+//! | 77 | [`DENIED`] | the sandbox may not call the command: outside its scope, refused by the host's guard, or its access expired or was revoked (`EX_NOPERM`) |
 //! | 124 | [`TIMEOUT`] | the call ran past its timeout and was cancelled (as `timeout(1)` exits) |
 
 /// The call succeeded.
@@ -34,6 +35,11 @@ pub const SOFTWARE: i32 = 70;
 
 /// Standard input could not be read (`EX_IOERR`).
 pub const STDIN: i32 = 74;
+
+/// The sandbox may not make the call: the command is outside its scope,
+/// the host's guard refused it, or the sandbox's access expired or was
+/// revoked (`EX_NOPERM`).
+pub const DENIED: i32 = 77;
 
 /// The call ran past its timeout (the command's `#[ipc(timeout = "...")]`,
 /// else the server's call timeout) and was cancelled: what `timeout(1)`

@@ -57,13 +57,16 @@ pub enum ErrorKind {
     /// The server's: the caller cancelled the call (Ctrl-C) and the
     /// handler did not finish within the cancel grace (`cancelled`).
     Cancelled,
+    /// The server's: the sandbox may not call the command (outside its
+    /// scope, refused by the guard, access expired or revoked) (`denied`).
+    Denied,
     /// A kind this version does not know, by its name as sent.
     /// [`From`] and decoding never make one for a name above.
     Other(String),
 }
 
 /// Every kind with a name of its own: what a name is looked up in.
-const NAMED: [ErrorKind; 13] = [
+const NAMED: [ErrorKind; 14] = [
     ErrorKind::UnknownMethod,
     ErrorKind::Usage,
     ErrorKind::InvalidParams,
@@ -77,6 +80,7 @@ const NAMED: [ErrorKind; 13] = [
     ErrorKind::Busy,
     ErrorKind::Timeout,
     ErrorKind::Cancelled,
+    ErrorKind::Denied,
 ];
 
 impl ErrorKind {
@@ -96,6 +100,7 @@ impl ErrorKind {
             ErrorKind::Busy => "busy",
             ErrorKind::Timeout => "timeout",
             ErrorKind::Cancelled => "cancelled",
+            ErrorKind::Denied => "denied",
             ErrorKind::Other(name) => name,
         }
     }

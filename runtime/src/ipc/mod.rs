@@ -49,6 +49,8 @@
 // through this one, and no two files import each other.
 mod argv;
 #[cfg(feature = "ipc")]
+mod audit;
+#[cfg(feature = "ipc")]
 mod bwrap;
 #[cfg(any(feature = "ipc", feature = "client"))]
 mod client;
@@ -60,16 +62,22 @@ mod endpoint;
 mod env;
 mod error;
 pub mod exit;
+#[cfg(feature = "ipc")]
+mod guard;
 mod input;
 mod kind;
 #[cfg(any(feature = "ipc", feature = "client"))]
 #[cfg_attr(docsrs, doc(cfg(any(feature = "ipc", feature = "client"))))]
 pub mod protocol;
 mod router;
+mod scope;
 #[cfg(feature = "ipc")]
 mod server;
 
 pub use argv::{ArgvOutcome, ArgvPlan};
+#[cfg(feature = "ipc")]
+#[cfg_attr(docsrs, doc(cfg(feature = "ipc")))]
+pub use audit::{AuditLog, AuditOutcome, AuditRecord, AuditSink};
 #[cfg(feature = "ipc")]
 #[cfg_attr(docsrs, doc(cfg(feature = "ipc")))]
 pub use bwrap::{Access, Bwrap, SandboxPath};
@@ -88,9 +96,13 @@ pub use endpoint::Endpoint;
 #[cfg_attr(docsrs, doc(cfg(any(feature = "ipc", feature = "client"))))]
 pub use env::{CommandEnv, ENV_BIN, ENV_ENDPOINT, ENV_TOKEN, SandboxEnv, locate_client_bin};
 pub use error::{IpcError, RegisterError};
+#[cfg(feature = "ipc")]
+#[cfg_attr(docsrs, doc(cfg(feature = "ipc")))]
+pub use guard::{CallGuard, CallInfo, Decision, PeerCredentials, REDACTED};
 pub use input::InputStream;
 pub use kind::ErrorKind;
 pub use router::{CommandInfo, IpcRouter, TryRegisterError};
+pub use scope::{Scope, ScopeError};
 #[cfg(feature = "ipc")]
 #[cfg_attr(docsrs, doc(cfg(feature = "ipc")))]
 pub use server::{IpcServer, IpcServerBuilder, ShutdownReport};

@@ -141,8 +141,10 @@ macro_rules! message {
 }
 
 message! {
-    /// A call from a client.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    /// A call from a client. Its `Debug` output shows the words' count and
+    /// the bytes' lengths, never their contents: an argument may be a
+    /// secret (`#[ipc(secret)]`).
+    #[derive(Clone, PartialEq, Serialize, Deserialize)]
     pub struct Request {
         /// Chosen by the client (never 0); the response carries it back.
         pub id: u64,
@@ -160,6 +162,37 @@ message! {
         /// can send. The server answers `needs_stdin` when the command would
         /// take it, so the client reads stdin only when it is used.
         pub stdin_ready: bool,
+    }
+}
+
+impl std::fmt::Debug for Request {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Request")
+            .field("id", &self.id)
+            .field("method", &self.method)
+            .field(
+                "params",
+                &self.params.as_ref().map(|p| Shown::Bytes(p.len())),
+            )
+            .field("argv", &self.argv.as_ref().map(|w| Shown::Words(w.len())))
+            .field("stdin", &self.stdin.as_ref().map(|s| Shown::Bytes(s.len())))
+            .field("stdin_ready", &self.stdin_ready)
+            .finish()
+    }
+}
+
+/// A value `Debug` shows only the size of.
+enum Shown {
+    Bytes(usize),
+    Words(usize),
+}
+
+impl std::fmt::Debug for Shown {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Shown::Bytes(len) => write!(f, "<{len} bytes>"),
+            Shown::Words(len) => write!(f, "<{len} words>"),
+        }
     }
 }
 
@@ -256,6 +289,10 @@ pub enum ClientFrame {
     InputEnd(CallRef),
     /// Stop the call: the caller got a signal (or gave up).
     Cancel(Cancel),
+    /// Which commands may this connection call? Answered with the manifest
+    /// of its scope's commands, as JSON, in the answer's `result`
+    /// (`gangway list`).
+    List(CallRef),
 }
 
 /// What a host sends once it greeted a client.

@@ -251,8 +251,11 @@ where
                     method: method.to_owned(),
                     message: error.to_string(),
                 })?;
+            let context = crate::ipc::CallContext::current();
+            // The guard sees the bound arguments, before anything runs.
+            context.admit(method, &command).await?;
             command.set_method_name(method);
-            command.set_context(crate::ipc::CallContext::current());
+            command.set_context(context);
             let response = command.handle().await;
             match C::encode_reply(&response) {
                 Ok(Reply::Success(payload)) => Ok(payload),

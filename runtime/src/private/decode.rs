@@ -115,6 +115,30 @@ pub fn decode_arg<T: de::DeserializeOwned>(value: &[u8], wire: &str) -> Result<T
     T::deserialize(&mut arg_deserializer(value)).map_err(|error| invalid_arg(wire, error))
 }
 
+/// [`decode_arg`] for a secret argument (`#[ipc(secret)]`): the error
+/// names the argument but never quotes its value (serde's messages do).
+///
+/// # Errors
+///
+/// [`invalid_arg`]: the value is not a `T`.
+pub fn decode_secret_arg<T: de::DeserializeOwned>(
+    value: &[u8],
+    wire: &str,
+) -> Result<T, DecodeError> {
+    T::deserialize(&mut arg_deserializer(value))
+        .map_err(|error| invalid_arg(wire, secret_hidden(true, error)))
+}
+
+/// A decoding error as an error message may show it: for a secret, only
+/// that its value did not fit.
+pub fn secret_hidden(secret: bool, error: impl Display) -> String {
+    if secret {
+        "a value of another type (secret, not shown)".to_owned()
+    } else {
+        error.to_string()
+    }
+}
+
 /// A deserializer over one argument's encoded value, for a field decoded
 /// by its own `deserialize_with` function.
 pub fn arg_deserializer(

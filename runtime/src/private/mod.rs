@@ -21,8 +21,9 @@ pub use std::marker::PhantomData;
 pub use crate::ipc::{DecodeError, EncodeError};
 
 pub use decode::{
-    ByteVec, arg_deserializer, decode_arg, decode_args, duplicate_arg, invalid_arg, missing_arg,
-    msgpack_value_len, non_utf8_arg_name, split_args, too_many_args, unknown_arg,
+    ByteVec, arg_deserializer, decode_arg, decode_args, decode_secret_arg, duplicate_arg,
+    invalid_arg, missing_arg, msgpack_value_len, non_utf8_arg_name, secret_hidden, split_args,
+    too_many_args, unknown_arg,
 };
 pub use reply::{BytesReply, PlainReply, ReplyProbe, ResultReply};
 pub use tool::{

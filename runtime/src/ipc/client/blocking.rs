@@ -22,8 +22,9 @@ use super::pump::Pump;
 use crate::ipc::argv::ArgvOutcome;
 use crate::ipc::command::IpcCommand;
 use crate::ipc::endpoint::Endpoint;
-use crate::ipc::protocol::{self, Cancel, ClientFrame, HostFrame, Request, Response};
+use crate::ipc::protocol::{self, CallRef, Cancel, ClientFrame, HostFrame, Request, Response};
 use crate::sync::LockUnpoisoned;
+use crate::tool::Manifest;
 
 /// What a streaming call does with what it reports before its result.
 type OnEvent<'a> = &'a mut dyn FnMut(CallEvent) -> io::Result<()>;
@@ -321,7 +322,7 @@ impl IpcClient {
     }
 
     fn exchange(&mut self, request: Request) -> Result<Response, ClientError> {
-        self.exchange_streaming(request, &mut None, &mut |_| Ok(()))
+        self.exchange_streaming(Outbound::Call(request), &mut None, &mut |_| Ok(()))
     }
 
     /// Sends a call and reads its frames until its answer: events go to
@@ -330,7 +331,7 @@ impl IpcClient {
     /// (or feeds) a pump of `input`.
     fn exchange_streaming(
         &mut self,
-        mut request: Request,
+        outbound: Outbound,
         input: &mut Option<Box<dyn Read + Send>>,
         on_event: OnEvent<'_>,
     ) -> Result<Response, ClientError> {
@@ -347,8 +348,13 @@ impl IpcClient {
         }
         let id = self.next_id;
         self.next_id += 1;
-        request.id = id;
-        let body = call_frame(request);
+        let body = match outbound {
+            Outbound::Call(mut request) => {
+                request.id = id;
+                call_frame(request)
+            }
+            Outbound::List => protocol::encode(&ClientFrame::List(CallRef { id })),
+        };
         // Until the answer is read whole, a failure leaves the stream out of
         // step with the calls (`broken`); a request refused before it is
         // sent does not.
@@ -380,14 +386,38 @@ impl IpcClient {
                 }
                 let body = checked(body, self.max_frame)?;
                 self.broken = true;
-                let mut writer = self.writer.lock_unpoisoned();
-                self.current.store(id, Ordering::SeqCst);
-                protocol::write_frame(&mut *writer, &body).map_err(ClientError::Io)?;
+                let sent = {
+                    let mut writer = self.writer.lock_unpoisoned();
+                    self.current.store(id, Ordering::SeqCst);
+                    protocol::write_frame(&mut *writer, &body)
+                };
+                if let Err(error) = sent {
+                    self.current.store(0, Ordering::SeqCst);
+                    return Err(self.why_closed(error));
+                }
             }
         }
         let answer = self.read_until_answer(id, input, on_event);
         self.current.store(0, Ordering::SeqCst);
         answer
+    }
+
+    /// The host closed the connection under a call being sent: what it
+    /// said first (why it ended the connection: access revoked, shutting
+    /// down), if it said anything, else the write's error.
+    fn why_closed(&mut self, error: io::Error) -> ClientError {
+        if self.read_timeout(Some(Duration::from_millis(500))).is_err() {
+            return ClientError::Io(error);
+        }
+        let said = protocol::read_frame(&mut self.reader, self.max_frame);
+        match said.ok().flatten().map(|body| host_frame(&body)) {
+            Some(Ok(HostFrame::Answer(response))) if response.id == 0 && !response.ok => {
+                into_result(response)
+                    .err()
+                    .unwrap_or(ClientError::Io(error))
+            }
+            _ => ClientError::Io(error),
+        }
     }
 
     fn read_until_answer(
@@ -466,6 +496,27 @@ impl IpcClient {
         }
     }
 
+    /// The commands this client's token may call, as the host's manifest
+    /// of them (what `gangway list` prints): a scoped token sees only its
+    /// scope's commands.
+    ///
+    /// # Errors
+    ///
+    /// As [`call_raw`](IpcClient::call_raw); [`ClientError::Protocol`] when
+    /// the host's answer is not a manifest.
+    pub fn list(&mut self) -> Result<Manifest, ClientError> {
+        let response = self.exchange_streaming(Outbound::List, &mut None, &mut |_| Ok(()))?;
+        let json = response
+            .result
+            .map(|json| json.into_vec())
+            .unwrap_or_default();
+        serde_json::from_slice(&json).map_err(|error| {
+            ClientError::Protocol(format!(
+                "the host's list of commands does not decode: {error}"
+            ))
+        })
+    }
+
     /// Calls `method` with MessagePack-encoded `params`; returns the
     /// MessagePack-encoded response.
     ///
@@ -535,7 +586,7 @@ impl IpcClient {
         let mut stdin = stdin;
         let request = argv_request(method, argv, None, stdin.is_some());
         // A pump takes the input if the host streams it.
-        let response = self.exchange_streaming(request, &mut stdin, on_event)?;
+        let response = self.exchange_streaming(Outbound::Call(request), &mut stdin, on_event)?;
         if let Some(outcome) = argv_outcome(response)? {
             return Ok(outcome);
         }
@@ -555,7 +606,7 @@ impl IpcClient {
             return Err(ClientError::StdinTooLarge { max: room });
         }
         let request = argv_request(method, argv, Some(bytes), false);
-        let response = self.exchange_streaming(request, &mut None, on_event)?;
+        let response = self.exchange_streaming(Outbound::Call(request), &mut None, on_event)?;
         unprompted_argv_outcome(response)
     }
 
@@ -595,6 +646,14 @@ impl IpcClient {
         }
         self.call_argv(method, argv, Some(stdin))
     }
+}
+
+/// What a client sends to start an exchange.
+enum Outbound {
+    /// A call.
+    Call(Request),
+    /// `gangway list`.
+    List,
 }
 
 /// Whether a host frame is an answer (a map whose one key is `answer`),

@@ -5,17 +5,21 @@ use std::fmt;
 use std::io;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::sync::atomic::AtomicUsize;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use super::auditor::Auditor;
+use super::grants::Grants;
 use super::listen::{Listening, listen};
 use super::{IpcServer, Shared};
+use crate::ipc::audit::AuditSink;
 use crate::ipc::env::locate_client_bin;
+use crate::ipc::guard::CallGuard;
 use crate::ipc::protocol;
 use crate::ipc::router::IpcRouter;
 
@@ -25,6 +29,10 @@ const MIN_TOKEN_LEN: usize = 16;
 const MAX_TOKEN_LEN: usize = 1024;
 /// The most calls one connection may have in flight.
 const MAX_IN_FLIGHT: usize = 65_536;
+
+/// An audit sink a builder holds: taken by the first server started from
+/// it (or a clone), since a sink has one owner.
+type SharedSink = Arc<Mutex<Option<Box<dyn AuditSink>>>>;
 
 /// Options for an [`IpcServer`]; start it with
 /// [`start`](IpcServerBuilder::start).
@@ -45,6 +53,8 @@ pub struct IpcServerBuilder {
     token: Option<String>,
     client_bin: Option<PathBuf>,
     wrapper_dir: Option<PathBuf>,
+    guard: Option<Arc<dyn CallGuard>>,
+    audit: Option<SharedSink>,
 }
 
 impl fmt::Debug for IpcServerBuilder {
@@ -57,6 +67,8 @@ impl fmt::Debug for IpcServerBuilder {
             .field("cancel_grace", &self.cancel_grace)
             .field("tcp", &self.tcp)
             .field("token", &self.token.as_ref().map(|_| "<redacted>"))
+            .field("guard", &self.guard.is_some())
+            .field("audit", &self.audit.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -78,6 +90,8 @@ impl Default for IpcServerBuilder {
             token: None,
             client_bin: None,
             wrapper_dir: None,
+            guard: None,
+            audit: None,
         }
     }
 }
@@ -170,14 +184,35 @@ impl IpcServerBuilder {
         wrapper_dir(dir: impl Into<PathBuf>) => Some(dir.into());
     }
 
+    /// Asks `guard` about every call, after its arguments are bound and
+    /// before its handler runs; a [`Decision::Deny`](crate::ipc::Decision::Deny)
+    /// is answered as [`IpcError::Denied`](crate::ipc::IpcError::Denied)
+    /// (the caller exits 77 with the reason).
+    pub fn guard(mut self, guard: impl CallGuard) -> Self {
+        self.guard = Some(Arc::new(guard));
+        self
+    }
+
+    /// Sends an [`AuditRecord`](crate::ipc::AuditRecord) to `sink` for every
+    /// call when it ends, and for every connection refused at its hello
+    /// ([`AuditLog::jsonl`](crate::ipc::AuditLog::jsonl),
+    /// [`AuditLog::tracing`](crate::ipc::AuditLog::tracing), or a sink of
+    /// your own). A builder cloned with a sink starts one server with it.
+    pub fn audit(mut self, sink: impl AuditSink) -> Self {
+        self.audit = Some(Arc::new(Mutex::new(Some(Box::new(sink)))));
+        self
+    }
+
     /// Starts serving `router`.
     ///
     /// # Errors
     ///
     /// `InvalidInput` for a token under 16 or over 1024 bytes, a non-loopback TCP
     /// address not allowed, a wrapper directory whose path holds `:`, or a
-    /// socket parent that cannot hold the socket; otherwise the error of
-    /// creating the directory, binding, or reading random bytes.
+    /// socket parent that cannot hold the socket, or an audit sink another
+    /// server (started from a clone of this builder) took; otherwise the
+    /// error of creating the directory, binding, reading random bytes, or
+    /// starting the audit thread.
     pub async fn start(self, router: IpcRouter) -> io::Result<IpcServer> {
         let invalid = |message: String| io::Error::new(io::ErrorKind::InvalidInput, message);
         let token = match self.token {
@@ -207,10 +242,29 @@ impl IpcServerBuilder {
                 dir.display()
             )));
         }
+        let auditor = match &self.audit {
+            Some(sink) => {
+                let sink = sink
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .take()
+                    .ok_or_else(|| {
+                        invalid(
+                            "this builder's audit sink belongs to a server started before; give \
+                             each server a sink of its own"
+                                .to_owned(),
+                        )
+                    })?;
+                Some(Auditor::start(sink)?)
+            }
+            None => None,
+        };
         let soft = CancellationToken::new();
         let shared = Arc::new(Shared {
             router,
-            token: token.clone(),
+            grants: Grants::new(token.clone()),
+            guard: self.guard,
+            auditor,
             max_frame: self.max_frame,
             max_in_flight: self.max_in_flight,
             max_queued_bytes: self.max_queued_bytes,
@@ -241,7 +295,8 @@ impl IpcServerBuilder {
     }
 }
 
-fn fresh_token() -> io::Result<String> {
+/// 32 random bytes, as hex.
+pub(super) fn fresh_token() -> io::Result<String> {
     let mut bytes = [0u8; 32];
     getrandom::fill(&mut bytes).map_err(|error| io::Error::other(error.to_string()))?;
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())

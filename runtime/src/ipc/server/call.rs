@@ -7,23 +7,39 @@
 use serde_bytes::ByteBuf;
 
 use super::Shared;
+use super::grants::{Grant, Lapse};
 use super::outbox::answer_body;
 use crate::ipc::argv::{ArgvOutcome, ArgvPlan};
+use crate::ipc::audit::AuditOutcome;
 use crate::ipc::context::{CallContext, CancelReason};
 use crate::ipc::error::IpcError;
 use crate::ipc::exit;
+use crate::ipc::guard::Decision;
 use crate::ipc::kind::ErrorKind;
 use crate::ipc::protocol::{Request, Response, WireError};
 
+/// A call's encoded answer, and how the call ended (`None` for an answer
+/// asking for standard input: the call is made again with it).
+pub(super) struct Answered {
+    pub(super) body: Vec<u8>,
+    pub(super) ended: Option<(AuditOutcome, i32)>,
+}
+
 /// Runs one call and encodes its response; a response over the frame limit
 /// is answered with a `response_too_large` error instead.
-pub(super) async fn answer(shared: &Shared, request: Request, context: CallContext) -> Vec<u8> {
-    let response = respond(shared, request, context).await;
+pub(super) async fn answer(
+    shared: &Shared,
+    grant: &Grant,
+    request: Request,
+    context: CallContext,
+) -> Answered {
+    let response = respond(shared, grant, request, context).await;
     let id = response.id;
+    let ended = ending(&response);
     // Only the encoded answer waits for room in the queue.
     let body = answer_body(response);
     if body.len() <= shared.max_frame {
-        return body;
+        return Answered { body, ended };
     }
     let error = WireError::server(
         ErrorKind::ResponseTooLarge,
@@ -34,7 +50,65 @@ pub(super) async fn answer(shared: &Shared, request: Request, context: CallConte
         ),
         exit::FAILURE,
     );
-    answer_body(Response::failure(id, error))
+    Answered {
+        body: answer_body(Response::failure(id, error)),
+        ended: Some((AuditOutcome::Error, exit::FAILURE)),
+    }
+}
+
+/// How a response ends its call, for the audit record.
+fn ending(response: &Response) -> Option<(AuditOutcome, i32)> {
+    if response.needs_stdin {
+        return None;
+    }
+    let Some(error) = &response.error else {
+        return Some((AuditOutcome::Ok, exit::OK));
+    };
+    let outcome = match error.kind {
+        ErrorKind::Handler | ErrorKind::Panicked => AuditOutcome::HandlerError,
+        ErrorKind::Usage | ErrorKind::InvalidParams => AuditOutcome::Usage,
+        ErrorKind::Denied => AuditOutcome::Denied,
+        ErrorKind::Cancelled => AuditOutcome::Cancelled,
+        ErrorKind::Timeout => AuditOutcome::Timeout,
+        ErrorKind::UnknownMethod => AuditOutcome::UnknownCommand,
+        _ => AuditOutcome::Error,
+    };
+    Some((outcome, error.exit))
+}
+
+/// Refuses a call its grant does not allow, before anything of it is
+/// decoded: `None` when it may go on.
+fn refusal(
+    shared: &Shared,
+    grant: &Grant,
+    method: &str,
+    context: &CallContext,
+) -> Option<IpcError> {
+    let deny = |reason: &str| {
+        if let Some(admission) = context.admission() {
+            admission.decided(Decision::Deny(reason.to_owned()));
+        }
+        Some(IpcError::Denied {
+            command: method.to_owned(),
+            reason: reason.to_owned(),
+        })
+    };
+    if let Some(lapse) = grant.lapse() {
+        return deny(lapse.reason());
+    }
+    let allowed = grant.commands()?;
+    if allowed.contains(method) {
+        return None;
+    }
+    if shared.router.contains(method) {
+        return deny("not available in this sandbox");
+    }
+    // Suggest only what the sandbox may call.
+    Some(IpcError::UnknownMethod {
+        method: method.to_owned(),
+        suggestion: crate::tool::closest(method, allowed.iter().map(String::as_str))
+            .map(str::to_owned),
+    })
 }
 
 /// What a successful call answers.
@@ -57,9 +131,17 @@ impl From<ArgvOutcome> for Answer {
 /// the command's own, else the server's. Past it the context is cancelled,
 /// the handler gets the cancel grace to finish, and the answer is a
 /// `timeout` error (exit 124).
-async fn respond(shared: &Shared, request: Request, context: CallContext) -> Response {
+async fn respond(
+    shared: &Shared,
+    grant: &Grant,
+    request: Request,
+    context: CallContext,
+) -> Response {
     let id = request.id;
     let method = request.method;
+    if let Some(error) = refusal(shared, grant, &method, &context) {
+        return Response::failure(id, wire_error(error));
+    }
     let info = shared.router.command(&method);
     let streams_stdin = info.is_some_and(|info| info.streams_stdin);
     let limit = info.and_then(|info| info.timeout).or(shared.call_timeout);
@@ -125,7 +207,8 @@ async fn respond(shared: &Shared, request: Request, context: CallContext) -> Res
             );
             return Response::failure(id, error);
         }
-        // The caller cancelled (a caller gone is the connection's to end).
+        // The caller cancelled (a caller gone is the connection's to end),
+        // or the host revoked its access.
         () = context.cancelled() => match finish_within_grace(shared, &mut call).await {
             Some(outcome) => outcome,
             None => {
@@ -138,6 +221,11 @@ async fn respond(shared: &Shared, request: Request, context: CallContext) -> Res
             }
         },
     };
+    // However the handler ended, a revoked call is answered as denied.
+    if context.cancel_reason() == Some(CancelReason::Revoked) {
+        let error = WireError::server(ErrorKind::Denied, Lapse::Revoked.reason(), exit::DENIED);
+        return Response::failure(id, error);
+    }
     let mut response = Response {
         id,
         ok: true,

@@ -4,7 +4,7 @@
 //! input (fed by the connection's reader within the credit granted).
 
 use std::io;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::{Semaphore, mpsc};
@@ -38,6 +38,9 @@ pub(crate) struct CallIo {
     /// Cancelled once the call is answered: its output still queued is
     /// then written within the I/O timeout, like the answer.
     answered: CancellationToken,
+    /// Input bytes taken in and output bytes sent, for the audit record.
+    bytes_in: AtomicU64,
+    bytes_out: AtomicU64,
 }
 
 /// The latest progress of a call, and whether a frame for it is queued.
@@ -85,6 +88,8 @@ impl CallIo {
             }),
             input: Mutex::new(InputFeed::default()),
             answered: CancellationToken::new(),
+            bytes_in: AtomicU64::new(0),
+            bytes_out: AtomicU64::new(0),
         }
     }
 
@@ -124,6 +129,8 @@ impl CallIo {
             if sent.is_err() {
                 return false;
             }
+            self.bytes_out
+                .fetch_add(chunk.len() as u64, Ordering::Relaxed);
         }
         true
     }
@@ -145,6 +152,14 @@ impl CallIo {
         {
             self.progress.queued.store(false, Ordering::SeqCst);
         }
+    }
+
+    /// Streamed input taken in and output sent so far, in bytes.
+    pub(crate) fn traffic(&self) -> (u64, u64) {
+        (
+            self.bytes_in.load(Ordering::Relaxed),
+            self.bytes_out.load(Ordering::Relaxed),
+        )
     }
 
     /// The call is answered (its handler returned).
@@ -210,6 +225,7 @@ impl CallIo {
             return false;
         }
         feed.credit -= len;
+        self.bytes_in.fetch_add(len, Ordering::Relaxed);
         if sender.send(Ok(data)).is_err() {
             // The handler dropped its stream: nobody reads the rest.
             feed.sender = None;

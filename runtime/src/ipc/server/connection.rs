@@ -6,19 +6,24 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use serde_bytes::ByteBuf;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 
-use super::Shared;
+use super::auditor::call_record;
 use super::call::answer;
 use super::call_io::CallIo;
+use super::grants::{Grant, Lapse};
 use super::handshake::greet;
 use super::outbox::{Control, Held, Hold, Outgoing, RunningCall, answer_body, write_frames};
+use super::{Shared, scoped_manifest};
+use crate::ipc::audit::AuditOutcome;
 use crate::ipc::context::{CallContext, CancelReason};
 use crate::ipc::exit;
+use crate::ipc::guard::{Admission, PeerCredentials};
 use crate::ipc::kind::ErrorKind;
 use crate::ipc::protocol::{self, ClientFrame, FrameError, Request, Response, WireError};
 use crate::sync::LockUnpoisoned;
@@ -44,15 +49,16 @@ impl Drop for Registered {
 pub(super) async fn serve_connection<R, W>(
     mut reader: R,
     mut writer: W,
+    peer: Option<PeerCredentials>,
     shared: &Arc<Shared>,
     admitted: Arc<OwnedSemaphorePermit>,
 ) where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    if !greet(&mut reader, &mut writer, shared).await {
+    let Some(grant) = greet(&mut reader, &mut writer, peer, shared).await else {
         return;
-    }
+    };
     // A hello that finished as shutdown began gets no calls.
     if shared.soft.is_cancelled() {
         return;
@@ -71,6 +77,7 @@ pub(super) async fn serve_connection<R, W>(
         shared.io_timeout,
     ));
     let calls = Calls::default();
+    let running = calls.clone();
     // Calls read but not yet running: up to `max_in_flight` wait here, so
     // the reader goes on passing input and cancels to running calls while a
     // client keeps up to twice the limit outstanding.
@@ -82,6 +89,10 @@ pub(super) async fn serve_connection<R, W>(
             outbox: outbox.downgrade(),
             control,
             calls,
+            caller: Caller {
+                grant: grant.clone(),
+                peer,
+            },
         },
         shared.clone(),
         connection.clone(),
@@ -93,6 +104,7 @@ pub(super) async fn serve_connection<R, W>(
             biased;
             () = shared.soft.cancelled() => break,
             () = connection.cancelled() => break,
+            () = grant.revoked().cancelled() => break,
             request = incoming.recv() => request,
         };
         // The reader is done: the peer left, or was refused.
@@ -102,10 +114,14 @@ pub(super) async fn serve_connection<R, W>(
         let slot = tokio::select! {
             biased;
             () = shared.soft.cancelled() => {
-                not_started(&shutdown_notices, admitted_call.0.id);
+                not_started(&shutdown_notices, &admitted_call, &grant, shared);
                 break;
             }
             () = connection.cancelled() => break,
+            () = grant.revoked().cancelled() => {
+                not_started(&shutdown_notices, &admitted_call, &grant, shared);
+                break;
+            }
             slot = slots.clone().acquire_owned() => match slot {
                 Ok(slot) => slot,
                 Err(_) => break,
@@ -113,6 +129,7 @@ pub(super) async fn serve_connection<R, W>(
         };
         shared.tracker.spawn(run_call(
             shared.clone(),
+            grant.clone(),
             admitted_call,
             slot,
             bytes.clone(),
@@ -121,12 +138,23 @@ pub(super) async fn serve_connection<R, W>(
             admitted.clone(),
         ));
     }
+    // Revoked: the calls running are cancelled, and the caller told why
+    // the connection ends.
+    if grant.revoked().is_cancelled() {
+        for context in running.lock_unpoisoned().values() {
+            context.cancel(CancelReason::Revoked);
+        }
+        refuse(
+            &shutdown_notices,
+            WireError::server(ErrorKind::Denied, Lapse::Revoked.reason(), exit::DENIED),
+        );
+    }
     // Calls read but not started never will be: each is told so (and its
     // registration goes with it); those running keep the outbox open until
     // answered.
     incoming.close();
-    while let Ok((request, ..)) = incoming.try_recv() {
-        not_started(&shutdown_notices, request.id);
+    while let Ok(waiting) = incoming.try_recv() {
+        not_started(&shutdown_notices, &waiting, &grant, shared);
     }
     drop(incoming);
     drop(outbox);
@@ -137,7 +165,22 @@ pub(super) async fn serve_connection<R, W>(
 
 /// A call read from the connection, with its context and its place in
 /// the connection's list of calls.
-type Admitted = (Request, CallContext, Registered);
+pub(super) struct Admitted {
+    pub(super) request: Request,
+    pub(super) context: CallContext,
+    _registered: Registered,
+    /// When it was read.
+    pub(super) read_at: Instant,
+    /// The size of its frame.
+    pub(super) frame_len: usize,
+}
+
+/// Who calls on a connection: the grant its token carries, and its
+/// process.
+struct Caller {
+    grant: Arc<Grant>,
+    peer: Option<PeerCredentials>,
+}
 
 /// What the reader hands frames to: calls' contexts (for input and
 /// cancels), and the writer's queues, for new calls' output (held weakly,
@@ -146,6 +189,7 @@ struct Streams {
     outbox: mpsc::WeakSender<Outgoing>,
     control: mpsc::UnboundedSender<Control>,
     calls: Calls,
+    caller: Caller,
 }
 
 impl Streams {
@@ -187,9 +231,13 @@ async fn read_frames<R>(
             () = connection.cancelled() => return,
             next = next_frame(&mut reader, early.take(), &streams.control, &shared) => next,
         };
-        let request = match next {
-            Next::Frame(ClientFrame::Call(request)) => request,
-            Next::Frame(frame) => {
+        let (request, frame_len) = match next {
+            Next::Frame(ClientFrame::Call(request), frame_len) => (request, frame_len),
+            Next::Frame(ClientFrame::List(list), _) => {
+                list_commands(list.id, &streams, &shared);
+                continue;
+            }
+            Next::Frame(frame, _) => {
                 if !deliver(frame, &streams.calls) {
                     hang_up(&streams);
                     return;
@@ -207,12 +255,6 @@ async fn read_frames<R>(
                 return;
             }
         };
-        if shared.soft.is_cancelled() || requests.is_closed() {
-            // Shutting down: no new call starts (running ones still get
-            // their input and cancels).
-            not_started(&streams.control, request.id);
-            continue;
-        }
         if streams.calls.lock_unpoisoned().contains_key(&request.id) {
             let message = format!("call id {} is already in use", request.id);
             refuse(
@@ -228,15 +270,36 @@ async fn read_frames<R>(
             streams.control.clone(),
             shared.max_frame,
         );
-        let context = CallContext::for_call(Some(Arc::new(io)));
+        let admission = Admission::new(
+            streams.caller.grant.scope().cloned(),
+            streams.caller.peer,
+            shared.guard.clone(),
+            shared.auditor.is_some(),
+        );
+        let context = CallContext::for_call(Some(Arc::new(io)), Some(Arc::new(admission)));
         streams
             .calls
             .lock_unpoisoned()
             .insert(request.id, context.clone());
-        let registered = Registered {
-            calls: streams.calls.clone(),
-            id: request.id,
+        let admitted = Admitted {
+            context: context.clone(),
+            _registered: Registered {
+                calls: streams.calls.clone(),
+                id: request.id,
+            },
+            request,
+            read_at: Instant::now(),
+            frame_len,
         };
+        if streams.caller.grant.lapse().is_some()
+            || shared.soft.is_cancelled()
+            || requests.is_closed()
+        {
+            // Access lapsed, or shutting down: no new call starts (running
+            // ones still get their input and cancels).
+            not_started(&streams.control, &admitted, &streams.caller.grant, &shared);
+            continue;
+        }
         let room = loop {
             let mut byte = [0u8; 1];
             tokio::select! {
@@ -246,7 +309,7 @@ async fn read_frames<R>(
                     Ok(room) => break Some(room),
                     // Shutting down: the call is not started.
                     Err(_) => {
-                        not_started(&streams.control, request.id);
+                        not_started(&streams.control, &admitted, &streams.caller.grant, &shared);
                         break None;
                     }
                 },
@@ -260,7 +323,7 @@ async fn read_frames<R>(
             }
         };
         if let Some(room) = room {
-            room.send((request, context, registered));
+            room.send(admitted);
         }
     }
 }
@@ -278,7 +341,7 @@ fn deliver(frame: ClientFrame, calls: &Calls) -> bool {
             }
             return true;
         }
-        ClientFrame::Call(_) => return true,
+        ClientFrame::Call(_) | ClientFrame::List(_) => return true,
     };
     let Some(context) = calls.lock_unpoisoned().get(&id).cloned() else {
         return true;
@@ -294,19 +357,34 @@ fn deliver(frame: ClientFrame, calls: &Calls) -> bool {
 }
 
 /// Runs one call and queues its answer, holding its slot until written.
+#[allow(clippy::too_many_arguments)]
 async fn run_call(
     shared: Arc<Shared>,
-    (request, context, _registered): Admitted,
+    grant: Arc<Grant>,
+    admitted: Admitted,
     slot: OwnedSemaphorePermit,
     bytes: Arc<Semaphore>,
     outbox: mpsc::Sender<Outgoing>,
     stop: CancellationToken,
-    _admitted: Arc<OwnedSemaphorePermit>,
+    _connection_slot: Arc<OwnedSemaphorePermit>,
 ) {
+    let Admitted {
+        request,
+        context,
+        _registered: _registration,
+        read_at,
+        frame_len,
+    } = admitted;
     let running = RunningCall::start(&shared.calls_running);
-    let call = answer(&shared, request, context.clone());
+    let method = request.method.clone();
+    let audit = |outcome, exit, answer_len| {
+        call_record(
+            &method, &context, outcome, exit, read_at, frame_len, answer_len,
+        )
+    };
+    let call = answer(&shared, &grant, request, context.clone());
     tokio::pin!(call);
-    let body = tokio::select! {
+    let answered = tokio::select! {
         biased;
         () = stop.cancelled() => {
             // The caller left (or the server stops now): say so to the
@@ -322,10 +400,18 @@ async fn run_call(
             }
             // The server stopped (now, or during the grace): dropped at once.
             context.cancel(CancelReason::Shutdown);
+            if let Some(auditor) = &shared.auditor {
+                auditor.record(audit(AuditOutcome::Cancelled, None, 0)).await;
+            }
             return;
         }
-        body = &mut call => body,
+        answered = &mut call => answered,
     };
+    let body = answered.body;
+    // A full audit queue holds the answer back: no record is dropped.
+    if let (Some(auditor), Some((outcome, exit))) = (&shared.auditor, answered.ended) {
+        auditor.record(audit(outcome, Some(exit), body.len())).await;
+    }
     // `max_queued_bytes` fits in a u32 (the builder clamps it).
     let wanted = u32::try_from(body.len().clamp(1, shared.max_queued_bytes)).unwrap_or(u32::MAX);
     let queued = tokio::select! {
@@ -362,7 +448,8 @@ async fn run_call(
 
 /// What came in on a connection.
 enum Next {
-    Frame(ClientFrame),
+    /// A frame, and its size.
+    Frame(ClientFrame, usize),
     /// The peer closed the connection (or its sending half), or it broke.
     Closed,
     /// The peer sent something unacceptable; an error for it is queued.
@@ -401,12 +488,14 @@ where
     let error = match body {
         // Input, the bulk of a streamed call, becomes its chunk in place.
         Ok(Ok(mut body)) if let Some((id, data)) = protocol::decode_input(&body) => {
+            let len = body.len();
             body.truncate(data.end);
             body.drain(..data.start);
-            return Next::Frame(ClientFrame::Input(protocol::InputChunk {
+            let chunk = protocol::InputChunk {
                 id,
                 data: ByteBuf::from(body),
-            }));
+            };
+            return Next::Frame(ClientFrame::Input(chunk), len);
         }
         Ok(Ok(body)) => match protocol::decode::<ClientFrame>(&body) {
             Ok(ClientFrame::Call(request)) if request.id == 0 => WireError::server(
@@ -414,7 +503,7 @@ where
                 "request ids start at 1",
                 exit::UNAVAILABLE,
             ),
-            Ok(frame) => return Next::Frame(frame),
+            Ok(frame) => return Next::Frame(frame, body.len()),
             Err(error) => WireError::server(
                 ErrorKind::Protocol,
                 format!("the frame is not a gangway frame: {error}"),
@@ -442,15 +531,69 @@ where
     Next::Refused
 }
 
-/// Answers call `id`, read as the server began shutting down, that it did
-/// not start.
-fn not_started(control: &mpsc::UnboundedSender<Control>, id: u64) {
-    let error = WireError::server(
-        ErrorKind::Busy,
-        "the host is shutting down; the call was not started",
-        exit::UNAVAILABLE,
-    );
-    let _ = control.send(Control::Frame(answer_body(Response::failure(id, error))));
+/// Why a call read as the server began shutting down was not started.
+const SHUTTING_DOWN: &str = "the host is shutting down; the call was not started";
+
+/// Answers a call read but not started, as the server began shutting down
+/// or the caller's scope was revoked, that it did not start (and records
+/// it).
+fn not_started(
+    control: &mpsc::UnboundedSender<Control>,
+    call: &Admitted,
+    grant: &Grant,
+    shared: &Arc<Shared>,
+) {
+    let (error, outcome) = match grant.lapse() {
+        Some(lapse) => (
+            WireError::server(ErrorKind::Denied, lapse.reason(), exit::DENIED),
+            AuditOutcome::Denied,
+        ),
+        None => (
+            WireError::server(ErrorKind::Busy, SHUTTING_DOWN, exit::UNAVAILABLE),
+            AuditOutcome::Error,
+        ),
+    };
+    let exit = error.exit;
+    let body = answer_body(Response::failure(call.request.id, error));
+    if shared.auditor.is_some() {
+        let record = call_record(
+            &call.request.method,
+            &call.context,
+            outcome,
+            Some(exit),
+            call.read_at,
+            call.frame_len,
+            body.len(),
+        );
+        let recording = shared.clone();
+        shared.tracker.spawn(async move {
+            if let Some(auditor) = &recording.auditor {
+                auditor.record(record).await;
+            }
+        });
+    }
+    let _ = control.send(Control::Frame(body));
+}
+
+/// Answers `gangway list`: the manifest of the commands the caller's scope
+/// may call, as JSON.
+fn list_commands(id: u64, streams: &Streams, shared: &Shared) {
+    let manifest = scoped_manifest(&shared.router, streams.caller.grant.commands());
+    let response = match serde_json::to_vec(&manifest) {
+        Ok(json) => Response {
+            id,
+            ok: true,
+            result: Some(ByteBuf::from(json)),
+            help: None,
+            needs_stdin: false,
+            error: None,
+        },
+        Err(error) => Response::failure(
+            id,
+            WireError::server(ErrorKind::Encode, error.to_string(), exit::SOFTWARE),
+        ),
+    };
+    let _ = streams.control.send(Control::Frame(answer_body(response)));
 }
 
 /// Queues an error about the connection as a whole (id 0), ahead of the

@@ -4,13 +4,16 @@
 //! a wrong token or version, too many connections).
 
 use std::io;
-use std::time::Duration;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
 
-use subtle::ConstantTimeEq;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use super::Shared;
+use super::grants::Grant;
+use crate::ipc::audit::{AuditOutcome, AuditRecord};
 use crate::ipc::exit;
+use crate::ipc::guard::{Decision, PeerCredentials};
 use crate::ipc::kind::ErrorKind;
 use crate::ipc::protocol::{self, FrameError, Hello, Response, Welcome, WireError};
 
@@ -62,7 +65,13 @@ where
 
 /// The handshake: a small hello with the token, in time. Nothing larger is
 /// read, and nothing is decoded past the hello, before the token checks out.
-pub(super) async fn greet<R, W>(reader: &mut R, writer: &mut W, shared: &Shared) -> bool
+/// The grant the token carries, once welcomed.
+pub(super) async fn greet<R, W>(
+    reader: &mut R,
+    writer: &mut W,
+    peer: Option<PeerCredentials>,
+    shared: &Shared,
+) -> Option<Arc<Grant>>
 where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin,
@@ -85,29 +94,58 @@ where
                 auth("no hello with the token arrived in time"),
             )
             .await;
-            return false;
+            return None;
         }
         Ok(Err(FrameError::TooLarge { .. })) => {
             let message = "the first frame must be a small hello carrying the token";
             refuse(reader, writer, auth(message)).await;
-            return false;
+            return None;
         }
-        Ok(Ok(None) | Err(_)) => return false,
+        Ok(Ok(None) | Err(_)) => return None,
     };
     let Ok(hello) = protocol::decode::<Hello>(&body) else {
         let message = "the first frame is not a gangway hello; is this client a different version?";
         refuse(reader, writer, mismatch(message.to_owned())).await;
-        return false;
+        return None;
     };
     if hello.v != protocol::VERSION {
         let message = protocol::version_mismatch(hello.v, protocol::VERSION);
         refuse(reader, writer, mismatch(message)).await;
-        return false;
+        return None;
     }
-    if !bool::from(hello.token.as_bytes().ct_eq(shared.token.as_bytes())) {
-        let message = "the token is missing or wrong; check GANGWAY_TOKEN";
-        refuse(reader, writer, auth(message)).await;
-        return false;
+    let started = Instant::now();
+    let refused = |scope: Option<&Arc<str>>, error: &WireError| AuditRecord {
+        ts: SystemTime::now(),
+        scope: scope.map(|scope| scope.to_string()),
+        pid: peer.and_then(|peer| peer.pid),
+        uid: peer.map(|peer| peer.uid),
+        command: None,
+        args: None,
+        decision: Some(Decision::Deny(error.message.clone())),
+        outcome: AuditOutcome::Refused,
+        exit: Some(error.exit),
+        duration: started.elapsed(),
+        bytes_in: body.len() as u64,
+        bytes_out: 0,
+    };
+    let grant = match shared.grants.find(&hello.token) {
+        Some(grant) => grant,
+        None => {
+            let error = auth("the token is missing or wrong; check GANGWAY_TOKEN");
+            if let Some(auditor) = &shared.auditor {
+                auditor.record(refused(None, &error)).await;
+            }
+            refuse(reader, writer, error).await;
+            return None;
+        }
+    };
+    if let Some(lapse) = grant.lapse() {
+        let error = WireError::server(ErrorKind::Denied, lapse.reason(), exit::DENIED);
+        if let Some(auditor) = &shared.auditor {
+            auditor.record(refused(grant.scope(), &error)).await;
+        }
+        refuse(reader, writer, error).await;
+        return None;
     }
     let welcome = Welcome {
         v: protocol::VERSION,
@@ -119,4 +157,5 @@ where
         tokio::time::timeout(io, protocol::write_frame_async(writer, &body)).await,
         Ok(Ok(()))
     )
+    .then_some(grant)
 }

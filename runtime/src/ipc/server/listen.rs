@@ -15,6 +15,7 @@ use super::Shared;
 use super::connection::serve_connection;
 use super::handshake::turn_away_busy;
 use crate::ipc::endpoint::Endpoint;
+use crate::ipc::guard::PeerCredentials;
 
 /// A bound server: where it listens, and the task accepting connections.
 pub(super) struct Listening {
@@ -111,22 +112,27 @@ fn set_mode(path: &Path, mode: u32) -> io::Result<()> {
 }
 
 /// A listener whose connections come split into a reading and a writing
-/// half.
+/// half, with the peer's credentials where the socket tells them.
 trait Listener: Send + Sync + 'static {
     type Reader: AsyncRead + Unpin + Send + 'static;
     type Writer: AsyncWrite + Unpin + Send + 'static;
 
     /// The next connection.
-    fn next(&self) -> impl Future<Output = io::Result<(Self::Reader, Self::Writer)>> + Send;
+    fn next(&self) -> impl Future<Output = io::Result<Accepted<Self>>> + Send;
 }
 
 impl Listener for tokio::net::UnixListener {
     type Reader = tokio::net::unix::OwnedReadHalf;
     type Writer = tokio::net::unix::OwnedWriteHalf;
 
-    async fn next(&self) -> io::Result<(Self::Reader, Self::Writer)> {
+    async fn next(&self) -> io::Result<Accepted<Self>> {
         let (stream, _) = self.accept().await?;
-        Ok(stream.into_split())
+        let peer = stream
+            .peer_cred()
+            .ok()
+            .map(|cred| PeerCredentials::new(cred.pid(), cred.uid(), cred.gid()));
+        let (reader, writer) = stream.into_split();
+        Ok((reader, writer, peer))
     }
 }
 
@@ -134,12 +140,20 @@ impl Listener for tokio::net::TcpListener {
     type Reader = tokio::net::tcp::OwnedReadHalf;
     type Writer = tokio::net::tcp::OwnedWriteHalf;
 
-    async fn next(&self) -> io::Result<(Self::Reader, Self::Writer)> {
+    async fn next(&self) -> io::Result<Accepted<Self>> {
         let (stream, _) = self.accept().await?;
         let _ = stream.set_nodelay(true);
-        Ok(stream.into_split())
+        let (reader, writer) = stream.into_split();
+        Ok((reader, writer, None))
     }
 }
+
+/// A connection's two halves and its peer's credentials.
+type Accepted<L> = (
+    <L as Listener>::Reader,
+    <L as Listener>::Writer,
+    Option<PeerCredentials>,
+);
 
 /// Accepts connections until the server stops.
 async fn accept<L: Listener>(listener: L, shared: Arc<Shared>) {
@@ -149,7 +163,7 @@ async fn accept<L: Listener>(listener: L, shared: Arc<Shared>) {
             accepted = listener.next() => accepted,
         };
         match accepted {
-            Ok((reader, writer)) => admit(reader, writer, &shared),
+            Ok((reader, writer, peer)) => admit(reader, writer, peer, &shared),
             Err(_) => accept_failed().await,
         }
     }
@@ -161,7 +175,7 @@ async fn accept_failed() {
 }
 
 /// Serves a connection, or turns it away when the server is full.
-fn admit<R, W>(reader: R, writer: W, shared: &Arc<Shared>)
+fn admit<R, W>(reader: R, writer: W, peer: Option<PeerCredentials>, shared: &Arc<Shared>)
 where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
@@ -178,7 +192,7 @@ where
                 let hard = shared.hard.clone();
                 tokio::select! {
                     () = hard.cancelled() => {}
-                    () = serve_connection(reader, writer, &shared, permit.clone()) => {}
+                    () = serve_connection(reader, writer, peer, &shared, permit.clone()) => {}
                 }
                 drop(permit);
             });

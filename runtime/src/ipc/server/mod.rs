@@ -8,13 +8,16 @@
 //! - `builder`: [`IpcServerBuilder`], its options and limits, and `start`;
 //! - `listen`: the private socket directory, the accept loops, and the
 //!   connection limit;
-//! - `handshake`: the hello and the welcome, the token check, and turning a
-//!   connection away;
+//! - `handshake`: the hello and the welcome, the token check, and turning
+//!   a connection away;
+//! - `grants`: the tokens accepted, each bound to a scope (the server's
+//!   own to every command);
 //! - `connection`: one connection's pipeline, a reader and a writer task,
 //!   and the limits on calls and bytes in flight;
 //! - `outbox`: the one writer per connection, answers and output in order;
 //! - `call`: running one call, within its time limit, and its answer;
-//! - `call_io`: a call's output, progress and streamed input.
+//! - `call_io`: a call's output, progress and streamed input;
+//! - `auditor`: the queue and thread that feed the audit sink.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -28,12 +31,19 @@ use tokio_util::task::TaskTracker;
 
 use super::endpoint::Endpoint;
 use super::env::SandboxEnv;
+use super::guard::CallGuard;
 use super::router::IpcRouter;
+use super::scope::{Scope, ScopeError, is_valid_id};
+use crate::tool::{Manifest, closest};
+use auditor::Auditor;
+use grants::Grants;
 
+mod auditor;
 mod builder;
 mod call;
 mod call_io;
 mod connection;
+mod grants;
 mod handshake;
 mod listen;
 mod outbox;
@@ -97,7 +107,9 @@ pub struct ShutdownReport {
 /// What the accept loops, every connection and every call share.
 struct Shared {
     router: IpcRouter,
-    token: String,
+    grants: Grants,
+    guard: Option<Arc<dyn CallGuard>>,
+    auditor: Option<Auditor>,
     max_frame: usize,
     max_in_flight: usize,
     max_queued_bytes: usize,
@@ -136,7 +148,7 @@ impl IpcServer {
         &self.endpoint
     }
 
-    /// The token clients present.
+    /// The full-access token: every command, never expiring.
     pub fn token(&self) -> &str {
         &self.token
     }
@@ -147,11 +159,91 @@ impl IpcServer {
         self.socket_dir.as_ref().map(tempfile::TempDir::path)
     }
 
-    /// What a child process needs to reach this server.
+    /// What a child process needs to reach this server with full access
+    /// (every command, no expiry). For a sandbox that should call less, see
+    /// [`scope`](IpcServer::scope).
     pub fn sandbox_env(&self) -> SandboxEnv {
-        SandboxEnv::new(self.endpoint.clone(), self.token.clone())
+        self.env_with(self.token.clone())
+    }
+
+    fn env_with(&self, token: String) -> SandboxEnv {
+        SandboxEnv::new(self.endpoint.clone(), token)
             .with_client_bin(self.client_bin.clone())
             .with_wrapper_dir(self.wrapper_dir.clone())
+    }
+
+    /// Issues `scope`: a fresh token that may call only the scope's
+    /// commands, until it expires or is [revoked](IpcServer::revoke),
+    /// carried by the environment returned. A call outside the scope is
+    /// refused before its arguments are read (`IpcError::Denied`, exit 77:
+    /// `search: not available in this sandbox`).
+    ///
+    /// # Panics
+    ///
+    /// With the reason, where [`try_scope`](IpcServer::try_scope) returns
+    /// an error: an invalid or live id, a command the server does not serve.
+    #[track_caller]
+    pub fn scope(&self, scope: Scope) -> SandboxEnv {
+        match self.try_scope(scope) {
+            Ok(env) => env,
+            Err(error) => panic!("IpcServer::scope: {error}"),
+        }
+    }
+
+    /// Issues `scope`, as [`scope`](IpcServer::scope), or says why not.
+    ///
+    /// # Errors
+    ///
+    /// [`ScopeError::InvalidId`], [`ScopeError::Duplicate`] (a live scope has
+    /// the id), [`ScopeError::UnknownCommand`] (with the nearest command
+    /// served), [`ScopeError::Token`].
+    pub fn try_scope(&self, scope: Scope) -> Result<SandboxEnv, ScopeError> {
+        let id = scope.id().to_owned();
+        if !is_valid_id(&id) {
+            return Err(ScopeError::InvalidId { id });
+        }
+        if let Some(commands) = scope.allowed_commands() {
+            let router = &self.shared.router;
+            for command in commands {
+                if !router.contains(command) {
+                    return Err(ScopeError::UnknownCommand {
+                        command: command.to_owned(),
+                        suggestion: closest(command, router.commands().map(|c| c.name.as_str()))
+                            .map(str::to_owned),
+                        id,
+                    });
+                }
+            }
+        }
+        let token = builder::fresh_token().map_err(|error| ScopeError::Token(error.to_string()))?;
+        if !self.shared.grants.issue(scope, token.clone()) {
+            return Err(ScopeError::Duplicate { id });
+        }
+        Ok(self.env_with(token))
+    }
+
+    /// Revokes scope `id`: its token is refused from now on, its open
+    /// connections are closed, and their running calls are cancelled
+    /// ([`CancelReason::Revoked`](crate::ipc::CancelReason::Revoked); the
+    /// caller exits 77). `false` when no live scope has the id.
+    pub fn revoke(&self, id: &str) -> bool {
+        self.shared.grants.revoke(id)
+    }
+
+    /// The manifest of the commands scope `id` may call (what
+    /// `gangway::wrappers::write_wrappers` writes wrappers for, and what
+    /// `gangway list` shows inside its sandbox); `None` when no live scope
+    /// has the id.
+    pub fn manifest_for(&self, id: &str) -> Option<Manifest> {
+        let grant = self.shared.grants.live(id)?;
+        Some(scoped_manifest(&self.shared.router, grant.commands()))
+    }
+
+    /// How many audit records the sink failed to keep (each failure is also
+    /// reported through `tracing`, target `gangway::audit`); 0 without an
+    /// audit sink.
+    pub fn audit_errors(&self) -> u64 {
+        self.shared.auditor.as_ref().map_or(0, Auditor::lost)
     }
 
     /// Stops accepting and reading requests, lets calls in flight finish and
@@ -174,11 +266,30 @@ impl IpcServer {
         self.shared.hard.cancel();
         // Cancelled tasks end at their next await; give them a moment to.
         let _ = tokio::time::timeout(Duration::from_secs(1), self.shared.tracker.wait()).await;
+        // Every call has its record queued: see them written.
+        if let Some(auditor) = &self.shared.auditor {
+            let _ =
+                tokio::time::timeout(deadline.max(Duration::from_secs(1)), auditor.flush()).await;
+        }
         if let Some(dir) = self.socket_dir.take() {
             let _ = dir.close();
         }
         ShutdownReport { abandoned_calls }
     }
+}
+
+/// The manifest of the commands in `allowed` (`None`: all).
+pub(super) fn scoped_manifest(
+    router: &IpcRouter,
+    allowed: Option<&std::collections::BTreeSet<String>>,
+) -> Manifest {
+    Manifest::new(
+        router
+            .commands()
+            .filter(|command| allowed.is_none_or(|allowed| allowed.contains(&command.name)))
+            .map(|command| command.schema.clone())
+            .collect(),
+    )
 }
 
 impl Drop for IpcServer {

@@ -1,0 +1,153 @@
+//! Feeding the audit sink: records go through a bounded queue to a thread
+//! of the sink's own, so a slow disk slows the answering of calls (each
+//! answer waits for room in the queue) and loses nothing, and a failing
+//! sink is reported once per failure and counted while calls go on.
+
+use std::io;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Instant, SystemTime};
+
+use tokio::sync::{mpsc, oneshot};
+
+use crate::ipc::audit::{AuditOutcome, AuditRecord, AuditSink};
+use crate::ipc::context::CallContext;
+
+/// How many records may wait for the sink.
+const QUEUE: usize = 1024;
+
+/// The server's end of the audit queue.
+pub(super) struct Auditor {
+    queue: mpsc::Sender<Message>,
+    lost: Arc<AtomicU64>,
+}
+
+enum Message {
+    Record(Box<AuditRecord>),
+    /// Write out everything queued before this, then say so.
+    Flush(oneshot::Sender<()>),
+}
+
+impl Auditor {
+    /// Starts the sink's thread.
+    pub(super) fn start(sink: Box<dyn AuditSink>) -> io::Result<Auditor> {
+        let (queue, records) = mpsc::channel(QUEUE);
+        let lost = Arc::new(AtomicU64::new(0));
+        let counted = lost.clone();
+        std::thread::Builder::new()
+            .name("gangway-audit".into())
+            .spawn(move || write_records(sink, records, &counted))?;
+        Ok(Auditor { queue, lost })
+    }
+
+    /// Queues a record, waiting while the queue is full.
+    pub(super) async fn record(&self, record: AuditRecord) {
+        let _ = self.queue.send(Message::Record(Box::new(record))).await;
+    }
+
+    /// Waits until every record queued so far is written and flushed.
+    pub(super) async fn flush(&self) {
+        let (done, written) = oneshot::channel();
+        if self.queue.send(Message::Flush(done)).await.is_ok() {
+            let _ = written.await;
+        }
+    }
+
+    /// How many records the sink failed to keep.
+    pub(super) fn lost(&self) -> u64 {
+        self.lost.load(Ordering::Relaxed)
+    }
+}
+
+/// The sink's thread: writes records as they come, flushing whenever the
+/// queue runs empty, until the server is gone.
+fn write_records(
+    mut sink: Box<dyn AuditSink>,
+    mut records: mpsc::Receiver<Message>,
+    lost: &AtomicU64,
+) {
+    let mut health = Health::default();
+    while let Some(first) = records.blocking_recv() {
+        let mut next = Some(first);
+        // Records taken since the last flush: lost too if it fails.
+        let mut unflushed = 0;
+        let mut waiting = Vec::new();
+        while let Some(message) = next.take().or_else(|| records.try_recv().ok()) {
+            match message {
+                Message::Record(record) => match sink.record(&record) {
+                    Ok(()) => unflushed += 1,
+                    Err(error) => health.failed(&error, 1, lost),
+                },
+                Message::Flush(done) => waiting.push(done),
+            }
+        }
+        match sink.flush() {
+            Ok(()) => health.recovered(unflushed),
+            Err(error) => health.failed(&error, unflushed, lost),
+        }
+        for done in waiting {
+            let _ = done.send(());
+        }
+    }
+}
+
+/// Whether the sink is failing, so each failure is reported once.
+#[derive(Default)]
+struct Health {
+    failing: bool,
+}
+
+impl Health {
+    fn failed(&mut self, error: &io::Error, records: u64, lost: &AtomicU64) {
+        lost.fetch_add(records, Ordering::Relaxed);
+        if !self.failing {
+            self.failing = true;
+            tracing::error!(
+                target: "gangway::audit",
+                "the audit sink failed: {error}; calls go on, and their records are lost until it recovers"
+            );
+        }
+    }
+
+    fn recovered(&mut self, written: u64) {
+        if self.failing && written > 0 {
+            self.failing = false;
+            tracing::warn!(target: "gangway::audit", "the audit sink works again");
+        }
+    }
+}
+
+/// The record of a call that ended with `outcome` (and `exit`, when an
+/// answer of `answer_len` bytes went out), from what its context saw.
+pub(super) fn call_record(
+    method: &str,
+    context: &CallContext,
+    outcome: AuditOutcome,
+    exit: Option<i32>,
+    read_at: Instant,
+    frame_len: usize,
+    answer_len: usize,
+) -> AuditRecord {
+    let admission = context.admission();
+    let seen = admission
+        .map(|admission| admission.seen())
+        .unwrap_or_default();
+    let peer = admission.and_then(|admission| admission.peer());
+    let (streamed_in, streamed_out) = context.io().map_or((0, 0), |io| io.traffic());
+    AuditRecord {
+        ts: SystemTime::now(),
+        scope: admission
+            .and_then(|admission| admission.scope())
+            .map(str::to_owned),
+        pid: peer.and_then(|peer| peer.pid),
+        uid: peer.map(|peer| peer.uid),
+        command: Some(method.to_owned()),
+        args: seen.args,
+        decision: seen.decision,
+        outcome,
+        exit,
+        duration: read_at.elapsed(),
+        bytes_in: frame_len as u64 + streamed_in,
+        bytes_out: answer_len as u64 + streamed_out,
+    }
+}

@@ -1,0 +1,162 @@
+//! The tokens a server accepts, each bound to what it allows: the
+//! server's own full-access token, and one per [`Scope`] issued. A token
+//! presented at the hello is compared with every token in constant time;
+//! a grant that expired or was revoked stays known, so its refusal can
+//! say why.
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, RwLock};
+use std::time::Instant;
+
+use subtle::ConstantTimeEq;
+use tokio_util::sync::CancellationToken;
+
+use crate::ipc::scope::Scope;
+
+/// One token and what it allows.
+pub(crate) struct Grant {
+    token: String,
+    /// `None`: the full-access token.
+    scope: Option<Arc<str>>,
+    /// `None`: every command.
+    commands: Option<BTreeSet<String>>,
+    expires_at: Option<Instant>,
+    revoked: CancellationToken,
+}
+
+/// Why a grant no longer admits calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Lapse {
+    Expired,
+    Revoked,
+}
+
+impl Lapse {
+    /// What the caller is told.
+    pub(crate) fn reason(self) -> &'static str {
+        match self {
+            Lapse::Expired => "this sandbox's access expired; the host must issue a new scope",
+            Lapse::Revoked => "this sandbox's access was revoked by the host",
+        }
+    }
+}
+
+impl Grant {
+    /// The scope's id; `None` for full access.
+    pub(crate) fn scope(&self) -> Option<&Arc<str>> {
+        self.scope.as_ref()
+    }
+
+    /// The commands allowed, or `None` for all.
+    pub(crate) fn commands(&self) -> Option<&BTreeSet<String>> {
+        self.commands.as_ref()
+    }
+
+    /// Why the grant admits nothing more, if it does not.
+    pub(crate) fn lapse(&self) -> Option<Lapse> {
+        if self.revoked.is_cancelled() {
+            Some(Lapse::Revoked)
+        } else if self.expires_at.is_some_and(|at| Instant::now() >= at) {
+            Some(Lapse::Expired)
+        } else {
+            None
+        }
+    }
+
+    /// Cancelled when the grant is revoked.
+    pub(crate) fn revoked(&self) -> &CancellationToken {
+        &self.revoked
+    }
+}
+
+/// Every grant a server made.
+#[derive(Default)]
+pub(crate) struct Grants {
+    grants: RwLock<Vec<Arc<Grant>>>,
+}
+
+impl Grants {
+    /// Grants with the server's full-access token.
+    pub(crate) fn new(full_access: String) -> Self {
+        let grants = Grants::default();
+        grants.push(Grant {
+            token: full_access,
+            scope: None,
+            commands: None,
+            expires_at: None,
+            revoked: CancellationToken::new(),
+        });
+        grants
+    }
+
+    fn push(&self, grant: Grant) {
+        self.grants
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(Arc::new(grant));
+    }
+
+    /// Adds a grant for `scope` under `token`; `false` when a live scope
+    /// has its id.
+    pub(crate) fn issue(&self, scope: Scope, token: String) -> bool {
+        let (id, commands, lifetime) = scope.into_parts();
+        let mut grants = self
+            .grants
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if grants
+            .iter()
+            .any(|grant| grant.scope.as_deref() == Some(&*id) && grant.lapse().is_none())
+        {
+            return false;
+        }
+        // Grants that lapsed under this id make room for the new one.
+        grants.retain(|grant| grant.scope.as_deref() != Some(&*id));
+        grants.push(Arc::new(Grant {
+            token,
+            scope: Some(Arc::from(id)),
+            commands,
+            expires_at: lifetime.map(|lifetime| Instant::now() + lifetime),
+            revoked: CancellationToken::new(),
+        }));
+        true
+    }
+
+    /// The grant whose token is `presented`, compared with every token in
+    /// constant time (the time taken tells nothing of any token's bytes).
+    pub(crate) fn find(&self, presented: &str) -> Option<Arc<Grant>> {
+        let grants = self
+            .grants
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut found = None;
+        for grant in grants.iter() {
+            let equal: bool = presented.as_bytes().ct_eq(grant.token.as_bytes()).into();
+            if equal {
+                found = Some(grant.clone());
+            }
+        }
+        found
+    }
+
+    /// The live grant of scope `id`.
+    pub(crate) fn live(&self, id: &str) -> Option<Arc<Grant>> {
+        self.grants
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .iter()
+            .find(|grant| grant.scope.as_deref() == Some(id) && grant.lapse().is_none())
+            .cloned()
+    }
+
+    /// Revokes scope `id`: `false` when no live scope has it.
+    pub(crate) fn revoke(&self, id: &str) -> bool {
+        match self.live(id) {
+            Some(grant) => {
+                grant.revoked.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+}
