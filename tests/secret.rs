@@ -169,3 +169,58 @@ async fn usage_errors_never_repeat_a_secret() {
         "{plain}"
     );
 }
+
+#[tokio::test]
+async fn typed_arguments_of_the_wrong_type_never_repeat_a_secret() {
+    let router = IpcRouter::new().register(login());
+    let params = rmp_serde::to_vec_named(&serde_json::json!({
+        "user": "ann",
+        "api_key": "k",
+        "pin": "hunter2",
+    }))
+    .unwrap();
+    let error = router.dispatch("login", &params).await.unwrap_err();
+    assert!(matches!(error, IpcError::InvalidParams { .. }), "{error:?}");
+    for shown in [error.to_string(), format!("{error:?}")] {
+        assert!(!shown.contains("hunter2"), "{shown}");
+        assert!(
+            shown.contains("`pin`") && shown.contains("secret, not shown"),
+            "{shown}"
+        );
+    }
+    // A plain argument's message keeps the decoder's own words.
+    let params = rmp_serde::to_vec_named(&serde_json::json!({
+        "user": "ann",
+        "api_key": "k",
+        "limit": "lots",
+    }))
+    .unwrap();
+    let plain = router.dispatch("login", &params).await.unwrap_err();
+    let plain = plain.to_string();
+    assert!(
+        plain.contains("`limit`") && !plain.contains("secret"),
+        "{plain}"
+    );
+}
+
+#[tokio::test]
+async fn debug_output_of_gangway_types_never_shows_a_secret() {
+    let error = call(&["ann", "-k", "k", "--pin", "hunter2"], None)
+        .await
+        .unwrap_err();
+    assert!(!format!("{error:?}").contains("hunter2"), "{error:?}");
+    let request = gangway::ipc::protocol::Request {
+        id: 1,
+        method: "login".into(),
+        params: None,
+        argv: Some(vec!["ann".into(), "-k".into(), "hunter2".into()]),
+        stdin: Some(serde_bytes::ByteBuf::from(b"hunter2".to_vec())),
+        stdin_ready: false,
+    };
+    let shown = format!("{request:?}");
+    assert!(!shown.contains("hunter2"), "{shown}");
+    assert!(
+        shown.contains("<3 words>") && shown.contains("<7 bytes>"),
+        "{shown}"
+    );
+}

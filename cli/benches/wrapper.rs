@@ -5,7 +5,10 @@
 //!    figure sees the same machine: `/bin/true` (the floor: one exec of a
 //!    minimal program), the lean client's `--version` (its start), a call
 //!    through a script wrapper (two execs: the shell, then the client) and
-//!    a call through a link wrapper (one exec). Ratios are to `/bin/true`.
+//!    a call through a link wrapper (one exec). Ratios are to `/bin/true`;
+//!    the two wrapper calls are made again against a host that writes a
+//!    JSON-lines audit log and asks a guard (which allows) about every
+//!    call, and compared with the plain ones.
 //! 2. In-process `IpcClient` round trips on the Unix socket against a bare
 //!    frame echo over a Unix socket pair: the protocol, auth and dispatch
 //!    beside the socket's own cost.
@@ -18,7 +21,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use gangway::IpcCommand;
-use gangway::ipc::{IpcClient, IpcRouter, protocol};
+use gangway::ipc::{AuditLog, CallInfo, Decision, IpcClient, IpcRouter, IpcServer, protocol};
 use serde::Serialize;
 
 mod common;
@@ -45,9 +48,20 @@ fn main() {
     let router = IpcRouter::new().register(EchoArgs { words: vec![] });
     let scripts = common::wrappers(&router, false);
     let links = common::wrappers(&router, true);
-    let server = common::serve(&runtime, router, scripts.path());
+    let server = common::serve(&runtime, router.clone(), scripts.path());
     let env = server.sandbox_env();
     let link_env = env
+        .clone()
+        .with_wrapper_dir(Some(links.path().to_path_buf()));
+    // The same commands behind the authority model: every call audited to
+    // a file and put to a guard.
+    let audit_dir = tempfile::tempdir().unwrap();
+    let guarded = IpcServer::builder()
+        .guard(|_: &CallInfo| std::future::ready(Decision::Allow))
+        .audit(AuditLog::jsonl(audit_dir.path().join("audit.jsonl")).unwrap());
+    let audited = common::serve_with(&runtime, guarded, router, scripts.path());
+    let audited_env = audited.sandbox_env();
+    let audited_link_env = audited_env
         .clone()
         .with_wrapper_dir(Some(links.path().to_path_buf()));
 
@@ -66,11 +80,13 @@ fn main() {
         started.elapsed() / CALLS
     };
     let version = format!("{CLIENT} --version");
-    let cases: [(&str, &gangway::ipc::SandboxEnv, &str); 4] = [
+    let cases: [(&str, &gangway::ipc::SandboxEnv, &str); 6] = [
         ("/bin/true (floor)", &env, "/bin/true x"),
         ("lean client --version", &env, &version),
         ("script wrapper call", &env, "echoargs x"),
         ("link wrapper call", &link_env, "echoargs x"),
+        ("script, audit + guard", &audited_env, "echoargs x"),
+        ("link, audit + guard", &audited_link_env, "echoargs x"),
     ];
     for (_, env, command) in &cases {
         shell_loop(env, command);
@@ -83,30 +99,48 @@ fn main() {
     }
     let medians: Vec<Duration> = samples.into_iter().map(median).collect();
     let floor = medians[0].as_secs_f64();
-    let targets = ["", "at most 1.2x", "at most 2.6x", "at most 1.6x"];
+    let targets = [
+        "",
+        "at most 1.2x",
+        "at most 2.6x",
+        "at most 1.6x",
+        "within 10% of the plain call",
+        "within 10% of the plain call",
+    ];
     for (((name, ..), time), target) in cases.iter().zip(&medians).zip(targets) {
         println!(
             "{name:<24} {time:>10.1?} per call  {:.2}x /bin/true  {target}",
             time.as_secs_f64() / floor
         );
     }
+    for (style, plain, authority) in [("script", 2, 4), ("link", 3, 5)] {
+        println!(
+            "{style} wrapper with audit + guard: {:.3}x the plain call",
+            medians[authority].as_secs_f64() / medians[plain].as_secs_f64()
+        );
+    }
 
     // 2. In-process round trips on the Unix socket.
     const ROUND_TRIPS: u32 = 20_000;
-    let mut client = IpcClient::connect_to(env.endpoint(), env.token()).unwrap();
     let params = rmp_serde::to_vec_named(&EchoArgs {
         words: vec!["x".into()],
     })
     .unwrap();
-    let mut ipc = Vec::new();
-    for _ in 0..5 {
+    let round_trip = |env: &gangway::ipc::SandboxEnv| {
+        let mut client = IpcClient::connect_to(env.endpoint(), env.token()).unwrap();
         let started = Instant::now();
         for _ in 0..ROUND_TRIPS {
             client.call_raw("echoargs", &params).unwrap();
         }
-        ipc.push(started.elapsed() / ROUND_TRIPS);
+        started.elapsed() / ROUND_TRIPS
+    };
+    // Plain and audited, turn about.
+    let (mut ipc, mut ipc_audited) = (Vec::new(), Vec::new());
+    for _ in 0..5 {
+        ipc.push(round_trip(&env));
+        ipc_audited.push(round_trip(&audited_env));
     }
-    let ipc = median(ipc);
+    let (ipc, ipc_audited) = (median(ipc), median(ipc_audited));
 
     let (mut near, mut far) = UnixStream::pair().unwrap();
     let echo = std::thread::spawn(move || {
@@ -149,7 +183,14 @@ fn main() {
         "ratio: {:.2}x the floor's time per round trip",
         ipc.as_secs_f64() / bare.as_secs_f64()
     );
+    println!(
+        "IpcClient round trip, audit + guard:  {ipc_audited:>10.1?} ({:.2}x the plain round trip)",
+        ipc_audited.as_secs_f64() / ipc.as_secs_f64()
+    );
 
     let _ = std::io::stdout().flush();
     runtime.block_on(server.shutdown(Duration::from_secs(1)));
+    runtime.block_on(audited.shutdown(Duration::from_secs(1)));
+    let records = std::fs::read_to_string(audit_dir.path().join("audit.jsonl")).unwrap();
+    println!("audit records written: {}", records.lines().count());
 }

@@ -37,7 +37,7 @@
 //!
 //! | module | feature | what it is for |
 //! |---|---|---|
-//! | [`ipc`] | always; the socket side with `ipc` | the [`IpcCommand`](trait@IpcCommand) trait, [`IpcRouter`](ipc::IpcRouter), call errors; with `ipc`: the server, the clients, [`SandboxEnv`](ipc::SandboxEnv), `Bwrap`, the wire protocol |
+//! | [`ipc`] | always; the socket side with `ipc` | the [`IpcCommand`](trait@IpcCommand) trait, [`IpcRouter`](ipc::IpcRouter), call errors; with `ipc`: the server, its scopes, guard and audit log, the clients, [`SandboxEnv`](ipc::SandboxEnv), `Bwrap`, the wire protocol |
 //! | [`tool`](mod@tool) | always | schemas, [`ToolArgs`](tool::ToolArgs), the binder, the [`Tool`](tool::Tool) trait of `#[gangway::tool]` |
 //! | [`stdio`] | `stdio` | JSON-RPC 2.0 over a child process's standard streams, for local agents (ACP) and tool servers (MCP) |
 //! | [`controller`] | `controller` | starting, supervising and stopping commands, shells and agents, sandboxed or not |

@@ -40,9 +40,19 @@ pub fn serve(
     router: IpcRouter,
     wrapper_dir: &Path,
 ) -> IpcServer {
+    serve_with(runtime, IpcServer::builder(), router, wrapper_dir)
+}
+
+/// [`serve`] with the options of `builder`.
+pub fn serve_with(
+    runtime: &tokio::runtime::Runtime,
+    builder: gangway::ipc::IpcServerBuilder,
+    router: IpcRouter,
+    wrapper_dir: &Path,
+) -> IpcServer {
     runtime
         .block_on(
-            IpcServer::builder()
+            builder
                 .client_bin(CLIENT)
                 .wrapper_dir(wrapper_dir)
                 .start(router),

@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use gangway::ipc::{CommandResult, IpcRouter, IpcServer, SandboxEnv};
 
+pub mod authority;
 pub mod process;
 pub mod streaming;
 use gangway::{ArgEnum, IpcCommand};

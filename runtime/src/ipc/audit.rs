@@ -258,8 +258,74 @@ impl AuditSink for AuditLog {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use tracing::field::{Field, Visit};
+    use tracing::span;
+
     use super::*;
+
+    /// A `tracing` subscriber keeping each event's target and fields.
+    #[derive(Clone, Default)]
+    pub(crate) struct Capture(pub(crate) Arc<Mutex<Vec<(String, String)>>>);
+
+    struct Fields(String);
+
+    impl Visit for Fields {
+        fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+            use std::fmt::Write as _;
+            let _ = write!(self.0, "{}={value:?} ", field.name());
+        }
+    }
+
+    impl tracing::Subscriber for Capture {
+        fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+            true
+        }
+        fn new_span(&self, _: &span::Attributes<'_>) -> span::Id {
+            span::Id::from_u64(1)
+        }
+        fn record(&self, _: &span::Id, _: &span::Record<'_>) {}
+        fn record_follows_from(&self, _: &span::Id, _: &span::Id) {}
+        fn event(&self, event: &tracing::Event<'_>) {
+            let mut fields = Fields(String::new());
+            event.record(&mut fields);
+            let target = event.metadata().target().to_owned();
+            self.0.lock().unwrap().push((target, fields.0));
+        }
+        fn enter(&self, _: &span::Id) {}
+        fn exit(&self, _: &span::Id) {}
+    }
+
+    #[test]
+    fn the_tracing_log_is_one_event_per_record_under_its_target() {
+        let capture = Capture::default();
+        tracing::subscriber::with_default(capture.clone(), || {
+            let mut log = AuditLog::tracing();
+            log.record(&record()).unwrap();
+            log.flush().unwrap();
+        });
+        let events = capture.0.lock().unwrap();
+        let [(target, fields)] = &events[..] else {
+            panic!("{events:?}")
+        };
+        assert_eq!(target, "gangway::audit");
+        for field in [
+            "ts=2025-12-01T00:00:00.123Z",
+            "scope=\"agent-1\"",
+            "pid=42",
+            "command=\"search\"",
+            "args=\"{\\\"query\\\":\\\"rust\\\"}\"",
+            "decision=\"deny\"",
+            "reason=\"not now\"",
+            "outcome=\"denied\"",
+            "exit=77",
+            "bytes_out=60",
+        ] {
+            assert!(fields.contains(field), "{field} in {fields}");
+        }
+    }
 
     fn record() -> AuditRecord {
         AuditRecord {

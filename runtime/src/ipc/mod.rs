@@ -1,8 +1,9 @@
 //! Commands that sandboxed processes call on the host: the [`IpcCommand`]
 //! trait, the [`IpcRouter`] that dispatches calls to them, the
-//! [`IpcServer`] that serves a router on a socket, the clients
-//! ([`IpcClient`], [`AsyncIpcClient`]), the [`SandboxEnv`] a child needs to
-//! reach the server, and the errors a call can end in.
+//! [`IpcServer`] that serves a router on a socket (with its authority
+//! model: [`Scope`]s bound to tokens, a [`CallGuard`], an [`AuditSink`]),
+//! the clients ([`IpcClient`], [`AsyncIpcClient`]), the [`SandboxEnv`] a
+//! child needs to reach the server, and the errors a call can end in.
 //!
 //! ```
 //! use gangway::IpcCommand;

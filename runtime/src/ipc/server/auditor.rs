@@ -151,3 +151,37 @@ pub(super) fn call_record(
         bytes_out: answer_len as u64 + streamed_out,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ipc::audit::tests::Capture;
+
+    #[test]
+    fn a_failing_sink_is_reported_once_per_failure_and_every_lost_record_counted() {
+        let capture = Capture::default();
+        let lost = AtomicU64::new(0);
+        tracing::subscriber::with_default(capture.clone(), || {
+            let mut health = Health::default();
+            let full = io::Error::other("no space left on device");
+            health.failed(&full, 1, &lost);
+            health.failed(&full, 3, &lost);
+            health.recovered(2);
+            health.failed(&full, 1, &lost);
+        });
+        assert_eq!(lost.load(Ordering::Relaxed), 5);
+        let events = capture.0.lock().unwrap();
+        let failures = events
+            .iter()
+            .filter(|(target, fields)| {
+                target == "gangway::audit" && fields.contains("no space left")
+            })
+            .count();
+        assert_eq!(failures, 2, "{events:?}");
+        assert!(
+            events
+                .iter()
+                .any(|(_, fields)| fields.contains("works again"))
+        );
+    }
+}

@@ -13,6 +13,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::ipc::scope::Scope;
 
+/// How many expired or revoked grants are remembered.
+const MAX_LAPSED: usize = 4096;
+
 /// One token and what it allows.
 pub(crate) struct Grant {
     token: String,
@@ -110,8 +113,21 @@ impl Grants {
         {
             return false;
         }
-        // Grants that lapsed under this id make room for the new one.
-        grants.retain(|grant| grant.scope.as_deref() != Some(&*id));
+        // Lapsed grants are kept, so their tokens are refused with the
+        // reason; past a bound, the oldest are forgotten (their tokens then
+        // read as wrong).
+        let lapsed = grants
+            .iter()
+            .filter(|grant| grant.lapse().is_some())
+            .count();
+        if lapsed >= MAX_LAPSED {
+            let mut extra = lapsed + 1 - MAX_LAPSED;
+            grants.retain(|grant| {
+                let forget = extra > 0 && grant.lapse().is_some();
+                extra -= usize::from(forget);
+                !forget
+            });
+        }
         grants.push(Arc::new(Grant {
             token,
             scope: Some(Arc::from(id)),
