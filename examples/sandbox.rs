@@ -1,15 +1,16 @@
-//! A host exposing four commands to a sandboxed shell.
+//! A host exposing four of its five commands to a sandboxed shell.
 //!
 //! Run with `cargo run --example sandbox`. The host registers the commands,
-//! starts the IPC server, writes a wrapper script per command, and runs a
-//! short shell session inside bubblewrap (`gangway::ipc::Bwrap`: every
+//! starts the IPC server with an audit log, issues the sandbox a scope
+//! (every command but `restart`), writes a wrapper script per command of
+//! the scope, and runs a short shell session inside bubblewrap (`gangway::ipc::Bwrap`: every
 //! namespace unshared and a read-only root; the socket directory bound
 //! read-write, the wrapper directory and the client binary read-only).
 //! Without a working `bwrap` it tries `unshare --user --net` (no install
 //! needed where user namespaces are allowed), then a plain `sh`, and says in
 //! one line which isolation the session got. It prints what the session
-//! printed, and exits non-zero when any call's exit code is not the one the
-//! demo expects.
+//! printed, then what the audit log recorded, and exits non-zero when any
+//! call's exit code is not the one the demo expects.
 //!
 //! The example binary is also its own in-sandbox client: the wrappers run
 //! `$GANGWAY_BIN call ...`, `GANGWAY_BIN` points back at this binary, and
@@ -23,7 +24,8 @@ use std::time::Duration;
 
 use gangway::IpcCommand;
 use gangway::ipc::{
-    Bwrap, CallContext, CommandError, CommandResult, InputStream, IpcRouter, IpcServer,
+    AuditLog, Bwrap, CallContext, CommandError, CommandResult, InputStream, IpcRouter, IpcServer,
+    Scope,
 };
 use serde::{Deserialize, Serialize};
 
@@ -127,6 +129,18 @@ impl StatsCommand {
     }
 }
 
+/// Restart the host's services: for the host's own operators, outside the
+/// sandbox's scope.
+#[derive(Clone, Serialize, IpcCommand)]
+#[ipc(name = "restart", response = String)]
+struct Restart {}
+
+impl Restart {
+    async fn handle(&mut self) -> String {
+        "restarted".to_owned()
+    }
+}
+
 /// The shell session the sandbox runs. `check` compares each call's exit
 /// code with the one the demo expects, and the session exits 1 if any
 /// differs (a wrapper that cannot find its client exits 127, for one).
@@ -157,6 +171,10 @@ echo '$ stats'
 stats; check 0
 echo '$ search --help'
 search --help; check 0
+echo '$ gangway list   # what this sandbox may call (the client is $GANGWAY_BIN)'
+"$GANGWAY_BIN" list; check 0
+echo '$ gangway call restart   # a host command outside the scope'
+"$GANGWAY_BIN" call restart; check 77
 exit "$failed"
 "##;
 
@@ -230,20 +248,29 @@ async fn host() -> i32 {
         })
         .register(StatsCommand {
             served: Arc::new(AtomicUsize::new(0)),
-        });
+        })
+        .register(Restart {});
 
     let wrappers = tempfile::tempdir().expect("a directory for the wrappers");
-    gangway::wrappers::write_wrappers(&router.manifest(), wrappers.path())
-        .expect("wrappers are written");
+    let audit = tempfile::tempdir().expect("a directory for the audit log");
+    let audit_log = audit.path().join("audit.jsonl");
     let me = std::env::current_exe().expect("this program's path");
     let server = IpcServer::builder()
         .client_bin(&me)
         .wrapper_dir(wrappers.path())
+        .audit(AuditLog::jsonl(&audit_log).expect("the audit log opens"))
         .start(router)
         .await
         .expect("the server starts");
+    // The sandbox's own token: every command but `restart`, for an hour;
+    // wrappers for those commands only.
+    let scope = Scope::new("demo")
+        .commands(["search", "wc", "host-grep", "stats"])
+        .expires_in(Duration::from_secs(3600));
+    let env = server.scope(scope);
+    let manifest = server.manifest_for("demo").expect("the scope is live");
+    gangway::wrappers::write_wrappers(&manifest, wrappers.path()).expect("wrappers are written");
 
-    let env = server.sandbox_env();
     let mut session = if bwrap_works() {
         // The sandbox sees the system directories read-only, a fresh /tmp,
         // no network, and the paths `env.sandbox_paths()` lists: the socket
@@ -285,6 +312,7 @@ async fn host() -> i32 {
         .expect("the session's thread")
         .expect("the session starts");
     server.shutdown(Duration::from_secs(2)).await;
+    print_audit(&audit_log);
     match status.code() {
         Some(0) => 0,
         Some(code) => {
@@ -295,5 +323,33 @@ async fn host() -> i32 {
             eprintln!("sandbox example: the session was killed by a signal");
             1
         }
+    }
+}
+
+/// One line per outcome the audit log recorded, and the record of the
+/// refused call.
+fn print_audit(path: &std::path::Path) {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let records: Vec<serde_json::Value> = text
+        .lines()
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .collect();
+    let mut outcomes = std::collections::BTreeMap::new();
+    for record in &records {
+        *outcomes
+            .entry(record["outcome"].as_str().unwrap_or("?").to_owned())
+            .or_insert(0) += 1;
+    }
+    let counts: Vec<String> = outcomes.iter().map(|(o, n)| format!("{o} {n}")).collect();
+    println!(
+        "# audit log: {} calls recorded ({})",
+        records.len(),
+        counts.join(", ")
+    );
+    if let Some(denied) = records.iter().find(|r| r["outcome"] == "denied") {
+        println!(
+            "# denied: scope {} called {} (pid {}): {}",
+            denied["scope"], denied["command"], denied["pid"], denied["reason"]
+        );
     }
 }

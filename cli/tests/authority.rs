@@ -311,6 +311,15 @@ fn a_scope_names_only_commands_the_server_serves_and_ids_are_unique_while_live()
     assert_ne!(again.token(), first.token());
     assert_eq!(call(&again, &["call", "ping"]).0, Some(0));
     assert_eq!(call(&first, &["call", "ping"]).0, Some(77));
+    // The async client lists what the blocking one and `gangway list` do.
+    let listed = host.runtime.block_on(async {
+        let client = gangway::ipc::AsyncIpcClient::connect_to(again.endpoint(), again.token())
+            .await
+            .unwrap();
+        client.list().await.unwrap()
+    });
+    let names: Vec<&str> = listed.commands.iter().map(|c| &*c.name).collect();
+    assert_eq!(names, ["ping"]);
     // An unknown command in a scope suggests only what the scope allows.
     let (code, err) = call(&again, &["call", "serch"]);
     assert_eq!(code, Some(2));

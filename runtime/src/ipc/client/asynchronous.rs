@@ -14,13 +14,15 @@ use super::error::{ClientError, RemoteError};
 use super::event::CallEvent;
 use super::exchange::{
     argv_request, call_frame, checked, closed, env_endpoint, frame, hello, hello_answer,
-    host_frame, into_result, payload, raw_request, typed, typed_request, unprompted_argv_outcome,
+    host_frame, into_result, manifest, payload, raw_request, typed, typed_request,
+    unprompted_argv_outcome,
 };
 use crate::ipc::argv::ArgvOutcome;
 use crate::ipc::command::IpcCommand;
 use crate::ipc::endpoint::Endpoint;
-use crate::ipc::protocol::{self, Cancel, ClientFrame, HostFrame, Request, Response};
+use crate::ipc::protocol::{self, CallRef, Cancel, ClientFrame, HostFrame, Request, Response};
 use crate::sync::LockUnpoisoned;
+use crate::tool::Manifest;
 
 type Pending = HashMap<u64, Waiter>;
 
@@ -189,9 +191,25 @@ impl AsyncIpcClient {
         mut request: Request,
         waiter: Waiter,
     ) -> Result<PendingGuard, ClientError> {
+        self.send_frame(
+            |id| {
+                request.id = id;
+                call_frame(request)
+            },
+            waiter,
+        )
+        .await
+    }
+
+    /// [`send`](AsyncIpcClient::send) for any frame that starts an
+    /// exchange, encoded by `encode` under the id it is given.
+    async fn send_frame(
+        &self,
+        encode: impl FnOnce(u64) -> Vec<u8>,
+        waiter: Waiter,
+    ) -> Result<PendingGuard, ClientError> {
         let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
-        request.id = id;
-        let body = checked(call_frame(request), self.inner.max_frame)?;
+        let body = checked(encode(id), self.inner.max_frame)?;
         {
             let mut pending = self.inner.pending.lock_unpoisoned();
             let Some(pending) = pending.as_mut() else {
@@ -216,6 +234,22 @@ impl AsyncIpcClient {
         let _guard = self.send(request, Waiter::Answer(answer)).await?;
         match answered.await {
             Ok(result) => result.and_then(into_result),
+            Err(_) => Err(closed()),
+        }
+    }
+
+    /// As [`IpcClient::list`](super::IpcClient::list): the commands this
+    /// client's token may call.
+    ///
+    /// # Errors
+    ///
+    /// As [`IpcClient::list`](super::IpcClient::list).
+    pub async fn list(&self) -> Result<Manifest, ClientError> {
+        let (answer, answered) = oneshot::channel();
+        let list = |id| protocol::encode(&ClientFrame::List(CallRef { id }));
+        let _guard = self.send_frame(list, Waiter::Answer(answer)).await?;
+        match answered.await {
+            Ok(result) => result.and_then(into_result).and_then(manifest),
             Err(_) => Err(closed()),
         }
     }

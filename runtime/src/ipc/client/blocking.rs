@@ -15,7 +15,7 @@ use super::error::ClientError;
 use super::event::CallEvent;
 use super::exchange::{
     Greeting, argv_outcome, argv_request, call_frame, checked, closed, env_endpoint, frame, hello,
-    hello_answer, host_frame, into_result, payload, raw_request, typed, typed_request,
+    hello_answer, host_frame, into_result, manifest, payload, raw_request, typed, typed_request,
     unprompted_argv_outcome,
 };
 use super::pump::Pump;
@@ -505,16 +505,7 @@ impl IpcClient {
     /// As [`call_raw`](IpcClient::call_raw); [`ClientError::Protocol`] when
     /// the host's answer is not a manifest.
     pub fn list(&mut self) -> Result<Manifest, ClientError> {
-        let response = self.exchange_streaming(Outbound::List, &mut None, &mut |_| Ok(()))?;
-        let json = response
-            .result
-            .map(|json| json.into_vec())
-            .unwrap_or_default();
-        serde_json::from_slice(&json).map_err(|error| {
-            ClientError::Protocol(format!(
-                "the host's list of commands does not decode: {error}"
-            ))
-        })
+        manifest(self.exchange_streaming(Outbound::List, &mut None, &mut |_| Ok(()))?)
     }
 
     /// Calls `method` with MessagePack-encoded `params`; returns the

@@ -231,3 +231,13 @@ pub(super) fn host_frame(body: &[u8]) -> Result<HostFrame, ClientError> {
         ClientError::Protocol(format!("a frame from the host does not decode: {error}"))
     })
 }
+
+/// The manifest a `list` exchange answers with.
+pub(super) fn manifest(response: Response) -> Result<crate::tool::Manifest, ClientError> {
+    let json = response.result.map(ByteBuf::into_vec).unwrap_or_default();
+    serde_json::from_slice(&json).map_err(|error| {
+        ClientError::Protocol(format!(
+            "the host's list of commands does not decode: {error}"
+        ))
+    })
+}
