@@ -219,6 +219,15 @@ async fn debug_output_of_gangway_types_never_shows_a_secret() {
     };
     let shown = format!("{request:?}");
     assert!(!shown.contains("hunter2"), "{shown}");
+    let chunk = gangway::ipc::protocol::ClientFrame::Input(gangway::ipc::protocol::InputChunk {
+        id: 1,
+        data: serde_bytes::ByteBuf::from(b"hunter2".to_vec()),
+    });
+    let chunk = format!("{chunk:?}");
+    assert!(
+        !chunk.contains("hunter2") && chunk.contains("<7 bytes>"),
+        "{chunk}"
+    );
     assert!(
         shown.contains("<3 words>") && shown.contains("<7 bytes>"),
         "{shown}"

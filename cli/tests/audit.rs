@@ -132,15 +132,18 @@ fn every_call_under_load_has_one_record_and_no_secret_is_anywhere() {
     );
 }
 
-/// A sink that fails while `failing` is set, counting what it took.
+/// A sink that fails (or panics) while `failing` is set, counting what it
+/// took.
 struct Flaky {
     failing: Arc<Mutex<bool>>,
+    panics: bool,
     taken: Arc<AtomicU64>,
 }
 
 impl AuditSink for Flaky {
     fn record(&mut self, _: &AuditRecord) -> io::Result<()> {
         if *self.failing.lock().unwrap() {
+            assert!(!self.panics, "a sink with a bug");
             return Err(io::Error::other("no space left on device"));
         }
         self.taken.fetch_add(1, Ordering::SeqCst);
@@ -150,10 +153,20 @@ impl AuditSink for Flaky {
 
 #[test]
 fn a_failing_sink_is_counted_and_calls_go_on() {
+    failing_sink(false);
+}
+
+#[test]
+fn a_panicking_sink_is_counted_like_a_failing_one() {
+    failing_sink(true);
+}
+
+fn failing_sink(panics: bool) {
     let failing = Arc::new(Mutex::new(true));
     let taken = Arc::new(AtomicU64::new(0));
     let sink = Flaky {
         failing: failing.clone(),
+        panics,
         taken: taken.clone(),
     };
     let mut host = Host::start_with(IpcServer::builder().audit(sink));

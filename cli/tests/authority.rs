@@ -111,33 +111,60 @@ fn an_expired_scope_and_a_revoked_one_are_refused_and_revoking_cancels_running_c
     let issued = Instant::now();
     let short = server.scope(
         Scope::new("short")
-            .commands(["ping"])
+            .commands(["ping", "linger"])
             .expires_in(Duration::from_millis(300)),
     );
     let doomed = server.scope(Scope::new("doomed").commands(["ping", "linger"]));
     let kept = server.scope(Scope::new("kept").commands(["ping", "linger"]));
     assert_eq!(call(&short, &["call", "ping"]).0, Some(0));
+    let connect = |env: &SandboxEnv| {
+        gangway::ipc::IpcClient::connect_to(env.endpoint(), env.token()).unwrap()
+    };
+    let mut idle = connect(&short);
+    idle.call_raw("ping", &[0x80]).unwrap();
+    let outliving = spawn(client(&short, &["call", "linger"]));
 
-    // A connection kept open across the revocation, and a call running.
-    let mut session =
-        gangway::ipc::IpcClient::connect_to(doomed.endpoint(), doomed.token()).unwrap();
+    // A connection kept open across the revocation, and calls running: one
+    // that stops when cancelled, one that ignores it.
+    let mut session = connect(&doomed);
     session.call_raw("ping", &[0x80]).unwrap();
     let running = spawn(client(&doomed, &["call", "linger"]));
+    let stubborn = spawn(client(&doomed, &["call", "linger", "--", "--stubborn"]));
     let unaffected = spawn(client(&kept, &["call", "linger"]));
-    wait_until("both calls run", || {
-        host.tally.waits_started.load(Ordering::SeqCst) == 2
+    wait_until("the calls run", || {
+        host.tally.waits_started.load(Ordering::SeqCst) == 4
     });
 
+    // Expired: refused at the hello, and on a connection it opened; a call
+    // running goes on.
     std::thread::sleep(Duration::from_millis(300).saturating_sub(issued.elapsed()));
     let (code, err) = call(&short, &["call", "ping"]);
     assert_eq!(code, Some(77), "{err}");
     assert!(err.contains("this sandbox's access expired"), "{err}");
+    let error = idle.call_raw("ping", &[0x80]).unwrap_err();
+    assert_eq!(error.exit_code(), 77, "{error}");
+    assert!(error.to_string().contains("expired"), "{error}");
+    let mut outliving = outliving;
+    assert!(
+        outliving.try_wait().unwrap().is_none(),
+        "expiry cancels nothing"
+    );
+    // An expired scope can still be revoked, which ends what it runs.
+    assert!(server.revoke("short"));
+    assert_eq!(finish(outliving).0, Some(77));
 
     assert!(server.revoke("doomed"));
-    let (code, _, err) = finish(running);
-    assert_eq!(code, Some(77), "{err}");
-    assert!(err.contains("revoked"), "{err}");
-    assert_eq!(host.tally.waits_revoked.load(Ordering::SeqCst), 1);
+    for child in [running, stubborn] {
+        let (code, _, err) = finish(child);
+        assert_eq!(code, Some(77), "{err}");
+        assert!(err.contains("revoked"), "{err}");
+    }
+    assert!(host.tally.waits_revoked.load(Ordering::SeqCst) >= 2);
+    assert_eq!(
+        host.tally.waits_abandoned.load(Ordering::SeqCst),
+        1,
+        "the stubborn one"
+    );
     let error = session.call_raw("ping", &[0x80]).unwrap_err();
     assert_eq!(error.exit_code(), 77, "{error}");
     let (code, err) = call(&doomed, &["call", "ping"]);
@@ -193,12 +220,14 @@ fn an_expired_scope_and_a_revoked_one_are_refused_and_revoking_cancels_running_c
             .any(|(scope, reason)| scope.is_none() && reason.contains("token")),
         "{refused:?}"
     );
-    let revoked_call = records
+    let revoked: Vec<_> = records
         .iter()
-        .find(|r| r["scope"] == "doomed" && r["command"] == "linger")
-        .expect("the revoked call's record");
-    assert_eq!(revoked_call["outcome"], "denied");
-    assert_eq!(revoked_call["exit"], 77);
+        .filter(|r| r["scope"] == "doomed" && r["command"] == "linger")
+        .collect();
+    assert_eq!(revoked.len(), 2, "{revoked:?}");
+    for record in revoked {
+        assert_eq!(record["outcome"], "denied", "{record}");
+    }
     for token in &tokens {
         assert!(
             !contains(&bytes, token.as_bytes()),
@@ -288,10 +317,24 @@ fn a_scope_names_only_commands_the_server_serves_and_ids_are_unique_while_live()
         server.try_scope(Scope::new("")),
         Err(ScopeError::InvalidId { .. })
     ));
-    assert!(matches!(
-        server.try_scope(Scope::new("bad\nid")),
-        Err(ScopeError::InvalidId { .. })
-    ));
+    for id in [
+        "bad\nid",
+        "has space",
+        "é",
+        "\u{202e}evil",
+        &"x".repeat(129),
+    ] {
+        assert!(
+            matches!(
+                server.try_scope(Scope::new(id)),
+                Err(ScopeError::InvalidId { .. })
+            ),
+            "{id:?}"
+        );
+    }
+    // A lifetime past what the clock can say never ends.
+    let forever = server.scope(Scope::new("forever").expires_in(Duration::MAX));
+    assert_eq!(call(&forever, &["call", "ping"]).0, Some(0));
     let first = server.scope(Scope::new("a").commands(["search", "ping"]));
     assert!(matches!(
         server.try_scope(Scope::new("a")),
@@ -350,7 +393,7 @@ fn the_guard_is_told_the_scope_the_bound_arguments_and_the_calling_process() {
     assert_eq!(info.command(), "login");
     assert_eq!(
         info.args(),
-        &serde_json::json!({"user": "ada", "key": "<redacted>", "pin": "<redacted>"})
+        &serde_json::json!({"user": "ada", "key": "<redacted>"})
     );
     let peer = info.peer().expect("a Unix socket tells the peer");
     assert_eq!(peer.pid, Some(i32::try_from(pid).unwrap()));

@@ -56,7 +56,8 @@
 //! failed, 2 for a usage error (or input too large to send), 69 when the
 //! host cannot be reached (or speaks another protocol version), 74 when
 //! standard input cannot be read, 77 when the call is not allowed (outside
-//! the sandbox's scope, refused by the host's guard), 124 when the call timed out, 128+n when
+//! the sandbox's scope, refused by the host's guard, access expired or
+//! revoked), 124 when the call timed out, 128+n when
 //! signal n ended it.
 
 use std::ffi::OsString;

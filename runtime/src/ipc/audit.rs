@@ -146,8 +146,9 @@ pub trait AuditSink: Send + 'static {
     /// Why the record could not be kept.
     fn record(&mut self, record: &AuditRecord) -> io::Result<()>;
 
-    /// Makes the records taken so far durable; called when the queue runs
-    /// empty and at shutdown.
+    /// Writes out the records taken so far (for a file: hands them to the
+    /// operating system; gangway does not `fsync`); called when the queue
+    /// runs empty, every 256 records under load, and at shutdown.
     ///
     /// # Errors
     ///

@@ -184,24 +184,30 @@ impl CallContext {
     /// Admits a bound call before its handler runs: its arguments are
     /// recorded and the server's guard asked, unless the call is cancelled
     /// first. `Ok` at once outside a served call.
-    pub(crate) async fn admit<C: crate::ipc::IpcCommand + Sync>(
+    pub(crate) async fn admit(
         &self,
         command: &str,
-        bound: &C,
+        params: &[u8],
+        schema: impl FnOnce() -> std::borrow::Cow<'static, crate::tool::ToolSchema>,
     ) -> Result<(), crate::ipc::IpcError> {
         #[cfg(feature = "ipc")]
         if let Some(shared) = &self.shared
             && let Some(admission) = &shared.admission
         {
+            if !admission.wants_args() {
+                admission.decided(crate::ipc::Decision::Allow);
+                return Ok(());
+            }
+            let schema = schema();
             return tokio::select! {
                 biased;
                 () = shared.token.cancelled() => Err(crate::ipc::IpcError::Cancelled {
                     method: command.to_owned(),
                 }),
-                admitted = admission.admit(command, bound) => admitted,
+                admitted = admission.admit(command, params, &schema) => admitted,
             };
         }
-        let _ = (command, bound);
+        let _ = (command, params, schema);
         Ok(())
     }
 

@@ -8,13 +8,11 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
-use serde::Serialize;
 use serde_json::Value;
 
-use super::command::IpcCommand;
 use super::error::IpcError;
 use crate::sync::LockUnpoisoned;
-use crate::tool::{ToolSchema, ValueKind};
+use crate::tool::{ParamSchema, ToolSchema, ValueKind};
 
 /// What a secret argument's value is replaced with wherever gangway shows
 /// arguments.
@@ -23,6 +21,10 @@ pub const REDACTED: &str = "<redacted>";
 /// The longest text value a [`CallInfo`] (and so an audit record) keeps
 /// whole; longer ones are cut, with their length noted.
 const MAX_SHOWN_TEXT: usize = 1024;
+
+/// The largest encoded value decoded to be shown; a larger one (a list, a
+/// map) shows as its size, so a huge argument costs no more than its bytes.
+const MAX_SHOWN_VALUE: usize = 16 * 1024;
 
 /// A guard's answer for one call.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -91,10 +93,11 @@ impl CallInfo {
         &self.command
     }
 
-    /// The bound arguments as a JSON object, keyed by their wire names, every
-    /// argument present with its value or default; secret arguments
-    /// (`#[ipc(secret)]`) read `"<redacted>"`, byte arguments their length
-    /// (`"<12 bytes>"`), and text over 1 KiB is cut.
+    /// The arguments the call gives, as a JSON object keyed by their wire
+    /// names (arguments left to their defaults are absent); secret ones
+    /// (`#[ipc(secret)]`) read `"<redacted>"`, bytes their length
+    /// (`"<12 bytes>"`), text over 1 KiB is cut, and a list or map over
+    /// 16 KiB encoded shows its size.
     pub fn args(&self) -> &Value {
         &self.args
     }
@@ -201,6 +204,12 @@ impl Admission {
         }
     }
 
+    /// Whether anything reads the bound arguments (else there is nothing to
+    /// decide, and nothing to decode).
+    pub(crate) fn wants_args(&self) -> bool {
+        self.wants_args
+    }
+
     /// The caller's scope.
     pub(crate) fn scope(&self) -> Option<&str> {
         self.scope.as_deref()
@@ -222,30 +231,29 @@ impl Admission {
         self.seen.lock_unpoisoned().decision = Some(decision);
     }
 
-    /// Admits a bound call: records its arguments and asks the guard.
-    /// `Err(Denied)` when the guard refuses.
-    pub(crate) async fn admit<C: IpcCommand>(
+    /// Admits a bound call (its `params` applied to a command of this
+    /// `schema`): records its arguments and asks the guard. `Err(Denied)`
+    /// when the guard refuses.
+    pub(crate) async fn admit(
         &self,
         command: &str,
-        bound: &C,
+        params: &[u8],
+        schema: &ToolSchema,
     ) -> Result<(), IpcError> {
-        if !self.wants_args {
-            self.decided(Decision::Allow);
-            return Ok(());
-        }
         let info = CallInfo {
             scope: self.scope.clone(),
             command: command.to_owned(),
-            args: shown_args(bound, &bound.schema()),
+            args: shown_args(params, schema),
             peer: self.peer,
         };
+        // Kept before the guard decides: a call cut short while it waits
+        // (Ctrl-C, its timeout, a revocation) is recorded with them.
+        self.seen.lock_unpoisoned().args = Some(info.args.clone());
         let decision = match &self.guard {
             Some(guard) => guard.check(&info).await,
             None => Decision::Allow,
         };
-        let mut seen = self.seen.lock_unpoisoned();
-        seen.args = Some(info.args);
-        seen.decision = Some(decision.clone());
+        self.seen.lock_unpoisoned().decision = Some(decision.clone());
         match decision {
             Decision::Allow => Ok(()),
             Decision::Deny(reason) => Err(IpcError::Denied {
@@ -256,27 +264,30 @@ impl Admission {
     }
 }
 
-/// A bound command's arguments as shown to a guard and written to an
-/// audit log: only the schema's parameters (not host state), secrets
-/// redacted, bytes as their length, long text cut.
-pub(crate) fn shown_args<C: Serialize>(bound: &C, schema: &ToolSchema) -> Value {
-    let Ok(Value::Object(all)) = serde_json::to_value(bound) else {
-        return Value::Object(serde_json::Map::new());
-    };
+/// A call's arguments (its MessagePack `params`) as shown to a guard and
+/// written to an audit log: only the schema's parameters, secrets redacted,
+/// bytes as their length, long text cut, large values as their size. Each
+/// value is looked at where it lies in `params`, so a large one is never
+/// copied whole.
+pub(crate) fn shown_args(params: &[u8], schema: &ToolSchema) -> Value {
+    let wires: Vec<&str> = schema.params.iter().map(|p| &*p.name).collect();
+    let names: Vec<(&str, usize)> = schema
+        .params
+        .iter()
+        .enumerate()
+        .flat_map(|(index, param)| {
+            std::iter::once((&*param.name, index))
+                .chain(param.aliases.iter().map(move |alias| (&**alias, index)))
+        })
+        .collect();
+    let mut slots = vec![None; wires.len()];
     let mut shown = serde_json::Map::new();
-    for param in schema.params.iter() {
-        let Some(value) = all.get(&*param.name) else {
-            continue;
-        };
-        let value = if param.secret {
-            Value::String(REDACTED.to_owned())
-        } else if param.kind == ValueKind::Bytes && value.is_array() {
-            let len = value.as_array().map_or(0, Vec::len);
-            Value::String(format!("<{len} bytes>"))
-        } else {
-            cut_long_text(value.clone())
-        };
-        shown.insert(param.name.to_string(), value);
+    if crate::__private::split_args(params, &names, &wires, &mut slots).is_ok() {
+        for (param, slot) in schema.params.iter().zip(slots) {
+            if let Some(encoded) = slot {
+                shown.insert(param.name.to_string(), shown_value(param, encoded));
+            }
+        }
     }
     Value::Object(shown)
 }
@@ -297,50 +308,88 @@ fn cut_long_text(value: Value) -> Value {
     }
 }
 
+/// One encoded argument as shown.
+fn shown_value(param: &ParamSchema, encoded: &[u8]) -> Value {
+    if param.secret {
+        return Value::String(REDACTED.to_owned());
+    }
+    let mut reader = encoded;
+    match encoded.first() {
+        // bin 8/16/32: bytes.
+        Some(0xc4..=0xc6) => {
+            let len = rmp::decode::read_bin_len(&mut reader).unwrap_or(0);
+            return Value::String(format!("<{len} bytes>"));
+        }
+        // fixstr, str 8/16/32: text, cut once decoded.
+        Some(0xa0..=0xbf | 0xd9..=0xdb) if encoded.len() > MAX_SHOWN_VALUE => {
+            return match rmp_serde::from_slice::<String>(encoded) {
+                Ok(text) => cut_long_text(Value::String(text)),
+                Err(_) => Value::String(format!("<{} bytes>", encoded.len())),
+            };
+        }
+        _ if encoded.len() > MAX_SHOWN_VALUE => {
+            return Value::String(format!("<a value of {} bytes>", encoded.len()));
+        }
+        _ => {}
+    }
+    match rmp_serde::from_slice::<Value>(encoded) {
+        Ok(Value::Array(items)) if param.kind == ValueKind::Bytes => {
+            Value::String(format!("<{} bytes>", items.len()))
+        }
+        Ok(value) => cut_long_text(value),
+        Err(_) => Value::String(format!("<{} bytes>", encoded.len())),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tool::ParamSchema;
-
-    #[derive(Serialize)]
-    struct Login {
-        user: String,
-        password: String,
-        state: u32,
-        blob: serde_bytes::ByteBuf,
-        note: String,
-    }
 
     #[test]
-    fn shown_arguments_hide_secrets_state_and_bulk() {
+    fn shown_arguments_hide_secrets_and_bulk_and_leave_out_the_rest() {
         let mut password = ParamSchema::new("password", ValueKind::String);
         password.secret = true;
         let schema = ToolSchema::new("login")
-            .with_param(ParamSchema::new("user", ValueKind::String))
+            .with_param(ParamSchema::new("user", ValueKind::String).alias("account"))
             .with_param(password)
             .with_param(ParamSchema::new("blob", ValueKind::Bytes))
-            .with_param(ParamSchema::new("note", ValueKind::String));
-        let login = Login {
-            user: "ada".into(),
+            .with_param(ParamSchema::new("list", ValueKind::Bytes))
+            .with_param(ParamSchema::new("note", ValueKind::String))
+            .with_param(ParamSchema::new("big", ValueKind::Int).repeatable())
+            .with_param(ParamSchema::new("unused", ValueKind::Int));
+        #[derive(serde::Serialize)]
+        struct Params {
+            account: String,
+            password: String,
+            blob: serde_bytes::ByteBuf,
+            list: Vec<u8>,
+            note: String,
+            big: Vec<u32>,
+        }
+        let params = rmp_serde::to_vec_named(&Params {
+            account: "ada".into(),
             password: "hunter2-hunter2".into(),
-            state: 7,
             blob: serde_bytes::ByteBuf::from(vec![1, 2, 3]),
+            list: vec![4, 5],
             note: "é".repeat(600),
-        };
-        let shown = shown_args(&login, &schema);
+            big: vec![70_000; 10_000],
+        })
+        .unwrap();
+        let shown = shown_args(&params, &schema);
         let text = shown.to_string();
         assert!(!text.contains("hunter2"), "{text}");
         assert_eq!(shown["password"], REDACTED);
-        assert_eq!(shown["user"], "ada");
-        assert!(
-            shown.get("state").is_none(),
-            "host state is not an argument"
-        );
+        assert_eq!(shown["user"], "ada", "an alias shows under the wire name");
+        assert!(shown.get("unused").is_none(), "only what the call gives");
         assert_eq!(shown["blob"], "<3 bytes>");
+        assert_eq!(shown["list"], "<2 bytes>");
+        assert_eq!(shown["big"], "<a value of 50003 bytes>");
         let note = shown["note"].as_str().unwrap();
         assert!(
             note.ends_with("… (1200 bytes)") && note.len() < 1100,
             "{note}"
         );
+        assert_eq!(shown_args(b"\xc0", &schema), serde_json::json!({}));
+        assert_eq!(shown_args(b"not msgpack", &schema), serde_json::json!({}));
     }
 }

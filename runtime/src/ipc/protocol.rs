@@ -317,13 +317,23 @@ pub struct CallRef {
     pub id: u64,
 }
 
-/// A chunk of standard input.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// A chunk of standard input. `Debug` shows its length, not its bytes (a
+/// stdin argument may be a secret).
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct InputChunk {
     /// The call's id.
     pub id: u64,
     /// The bytes.
     pub data: ByteBuf,
+}
+
+impl std::fmt::Debug for InputChunk {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("InputChunk")
+            .field("id", &self.id)
+            .field("data", &Shown::Bytes(self.data.len()))
+            .finish()
+    }
 }
 
 message! {
@@ -349,8 +359,8 @@ pub enum OutputStream {
     Stderr,
 }
 
-/// A chunk of a call's output.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// A chunk of a call's output. `Debug` shows its length, not its bytes.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OutputChunk {
     /// The call's id.
     pub id: u64,
@@ -358,6 +368,16 @@ pub struct OutputChunk {
     pub stream: OutputStream,
     /// The bytes.
     pub data: ByteBuf,
+}
+
+impl std::fmt::Debug for OutputChunk {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OutputChunk")
+            .field("id", &self.id)
+            .field("stream", &self.stream)
+            .field("data", &Shown::Bytes(self.data.len()))
+            .finish()
+    }
 }
 
 message! {

@@ -253,7 +253,7 @@ where
                 })?;
             let context = crate::ipc::CallContext::current();
             // The guard sees the bound arguments, before anything runs.
-            context.admit(method, &command).await?;
+            context.admit(method, params, || command.schema()).await?;
             command.set_method_name(method);
             command.set_context(context);
             let response = command.handle().await;

@@ -44,7 +44,7 @@ impl Scope {
     }
 
     /// Allows only these commands (calls of others are denied, exit 77).
-    /// Called again, it adds to the list.
+    /// Called again, it adds to the list; an empty list allows nothing.
     pub fn commands<I, S>(mut self, commands: I) -> Self
     where
         I: IntoIterator<Item = S>,
@@ -98,7 +98,9 @@ impl Scope {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ScopeError {
-    /// The id is empty, over 128 bytes, or holds control characters.
+    /// The id is empty, over 128 bytes, or holds a character other than
+    /// printable ASCII (a space, a control or non-ASCII character, which
+    /// could make one id look like another in an audit log).
     InvalidId {
         /// The id as given.
         id: String,
@@ -126,8 +128,8 @@ impl fmt::Display for ScopeError {
         match self {
             ScopeError::InvalidId { id } => write!(
                 f,
-                "invalid scope id {id:?}: give 1 to 128 bytes of printable text (it appears in \
-                 audit records)"
+                "invalid scope id {id:?}: give 1 to 128 printable ASCII characters, no spaces \
+                 (`agent-1`, `task:42`); it names the sandbox in audit records"
             ),
             ScopeError::Duplicate { id } => write!(
                 f,
@@ -159,5 +161,5 @@ impl std::error::Error for ScopeError {}
 /// Whether `id` may name a scope.
 #[cfg(feature = "ipc")]
 pub(crate) fn is_valid_id(id: &str) -> bool {
-    !id.is_empty() && id.len() <= 128 && !id.chars().any(char::is_control)
+    (1..=128).contains(&id.len()) && id.bytes().all(|b| b.is_ascii_graphic())
 }

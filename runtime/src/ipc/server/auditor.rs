@@ -4,11 +4,13 @@
 //! sink is reported once per failure and counted while calls go on.
 
 use std::io;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Instant, SystemTime};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant, SystemTime};
 
 use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
 
 use crate::ipc::audit::{AuditOutcome, AuditRecord, AuditSink};
 use crate::ipc::context::CallContext;
@@ -16,10 +18,16 @@ use crate::ipc::context::CallContext;
 /// How many records may wait for the sink.
 const QUEUE: usize = 1024;
 
+/// How many records the sink takes between flushes under steady load.
+const FLUSH_EVERY: u64 = 256;
+
 /// The server's end of the audit queue.
 pub(super) struct Auditor {
     queue: mpsc::Sender<Message>,
     lost: Arc<AtomicU64>,
+    /// Whether losing records at this end (the sink's thread gone, the
+    /// queue full for a record that may not wait) was reported.
+    reported: AtomicBool,
 }
 
 enum Message {
@@ -37,19 +45,63 @@ impl Auditor {
         std::thread::Builder::new()
             .name("gangway-audit".into())
             .spawn(move || write_records(sink, records, &counted))?;
-        Ok(Auditor { queue, lost })
+        Ok(Auditor {
+            queue,
+            lost,
+            reported: AtomicBool::new(false),
+        })
     }
 
-    /// Queues a record, waiting while the queue is full.
-    pub(super) async fn record(&self, record: AuditRecord) {
-        let _ = self.queue.send(Message::Record(Box::new(record))).await;
+    /// Queues a record, waiting while the queue is full, unless the server
+    /// stops everything first (`hard`): then the record is counted lost.
+    pub(super) async fn record(&self, record: AuditRecord, hard: &CancellationToken) {
+        let sent = tokio::select! {
+            biased;
+            sent = self.queue.send(Message::Record(Box::new(record))) => sent.is_ok(),
+            () = hard.cancelled() => false,
+        };
+        if !sent {
+            self.lose(1, "the server stopped before the audit sink took it");
+        }
     }
 
-    /// Waits until every record queued so far is written and flushed.
-    pub(super) async fn flush(&self) {
+    /// Queues a record that may not wait (a connection refused at its
+    /// hello: anyone who can connect may send those); with the queue full,
+    /// it is counted lost.
+    pub(super) fn try_record(&self, record: AuditRecord) {
+        if self
+            .queue
+            .try_send(Message::Record(Box::new(record)))
+            .is_err()
+        {
+            self.lose(1, "the audit queue was full");
+        }
+    }
+
+    /// Counts records lost before reaching the sink, reporting it once.
+    fn lose(&self, records: u64, why: &str) {
+        self.lost.fetch_add(records, Ordering::Relaxed);
+        if !self.reported.swap(true, Ordering::Relaxed) {
+            tracing::error!(target: "gangway::audit", "audit records were lost: {why}");
+        }
+    }
+
+    /// Waits until every record queued so far is written and flushed, at
+    /// most `deadline`; those still queued then are counted lost.
+    pub(super) async fn flush(&self, deadline: Duration) {
         let (done, written) = oneshot::channel();
-        if self.queue.send(Message::Flush(done)).await.is_ok() {
-            let _ = written.await;
+        let flushed = tokio::time::timeout(deadline, async {
+            if self.queue.send(Message::Flush(done)).await.is_ok() {
+                let _ = written.await;
+            }
+        })
+        .await;
+        if flushed.is_err() {
+            let pending = self.queue.max_capacity() - self.queue.capacity();
+            self.lose(
+                pending as u64,
+                "the audit sink had not taken them by the shutdown deadline",
+            );
         }
     }
 
@@ -67,28 +119,46 @@ fn write_records(
     lost: &AtomicU64,
 ) {
     let mut health = Health::default();
+    // Records taken since the last flush: lost too if it fails.
+    let mut unflushed = 0;
     while let Some(first) = records.blocking_recv() {
         let mut next = Some(first);
-        // Records taken since the last flush: lost too if it fails.
-        let mut unflushed = 0;
-        let mut waiting = Vec::new();
         while let Some(message) = next.take().or_else(|| records.try_recv().ok()) {
             match message {
-                Message::Record(record) => match sink.record(&record) {
-                    Ok(()) => unflushed += 1,
-                    Err(error) => health.failed(&error, 1, lost),
-                },
-                Message::Flush(done) => waiting.push(done),
+                Message::Record(record) => {
+                    match guarded(|| sink.record(&record)) {
+                        Ok(()) => unflushed += 1,
+                        Err(error) => health.failed(&error, 1, lost),
+                    }
+                    if unflushed >= FLUSH_EVERY {
+                        flush(&mut *sink, &mut unflushed, &mut health, lost);
+                    }
+                }
+                Message::Flush(done) => {
+                    flush(&mut *sink, &mut unflushed, &mut health, lost);
+                    let _ = done.send(());
+                }
             }
         }
-        match sink.flush() {
-            Ok(()) => health.recovered(unflushed),
-            Err(error) => health.failed(&error, unflushed, lost),
-        }
-        for done in waiting {
-            let _ = done.send(());
-        }
+        // The queue ran empty.
+        flush(&mut *sink, &mut unflushed, &mut health, lost);
     }
+}
+
+/// Flushes the sink, accounting for the records taken since the last flush.
+fn flush(sink: &mut dyn AuditSink, unflushed: &mut u64, health: &mut Health, lost: &AtomicU64) {
+    match guarded(|| sink.flush()) {
+        Ok(()) => health.recovered(*unflushed),
+        Err(error) => health.failed(&error, *unflushed, lost),
+    }
+    *unflushed = 0;
+}
+
+/// Runs a sink's method, a panic in it turned into an error: a sink that
+/// panics fails its record, and the thread goes on.
+fn guarded(call: impl FnOnce() -> io::Result<()>) -> io::Result<()> {
+    catch_unwind(AssertUnwindSafe(call))
+        .unwrap_or_else(|_| Err(io::Error::other("the audit sink panicked")))
 }
 
 /// Whether the sink is failing, so each failure is reported once.

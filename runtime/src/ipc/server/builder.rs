@@ -194,10 +194,13 @@ impl IpcServerBuilder {
     }
 
     /// Sends an [`AuditRecord`](crate::ipc::AuditRecord) to `sink` for every
-    /// call when it ends, and for every connection refused at its hello
+    /// call when it ends, and for every connection whose token is refused
+    /// at its hello (wrong, expired or revoked; not connections turned away
+    /// for being too many, too slow or of another version)
     /// ([`AuditLog::jsonl`](crate::ipc::AuditLog::jsonl),
     /// [`AuditLog::tracing`](crate::ipc::AuditLog::tracing), or a sink of
-    /// your own). A builder cloned with a sink starts one server with it.
+    /// your own). The sink belongs to the first server started from this
+    /// builder or a clone of it, even if that start then fails.
     pub fn audit(mut self, sink: impl AuditSink) -> Self {
         self.audit = Some(Arc::new(Mutex::new(Some(Box::new(sink)))));
         self

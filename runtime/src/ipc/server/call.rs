@@ -211,6 +211,10 @@ async fn respond(
         // or the host revoked its access.
         () = context.cancelled() => match finish_within_grace(shared, &mut call).await {
             Some(outcome) => outcome,
+            None if context.cancel_reason() == Some(CancelReason::Revoked) => {
+                let error = WireError::server(ErrorKind::Denied, Lapse::Revoked.reason(), exit::DENIED);
+                return Response::failure(id, error);
+            }
             None => {
                 let error = WireError::server(
                     ErrorKind::Cancelled,

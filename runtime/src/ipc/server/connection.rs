@@ -20,7 +20,7 @@ use super::grants::{Grant, Lapse};
 use super::handshake::greet;
 use super::outbox::{Control, Held, Hold, Outgoing, RunningCall, answer_body, write_frames};
 use super::{Shared, scoped_manifest};
-use crate::ipc::audit::AuditOutcome;
+use crate::ipc::audit::{AuditOutcome, AuditRecord};
 use crate::ipc::context::{CallContext, CancelReason};
 use crate::ipc::exit;
 use crate::ipc::guard::{Admission, PeerCredentials};
@@ -99,12 +99,14 @@ pub(super) async fn serve_connection<R, W>(
     ));
     let slots = Arc::new(Semaphore::new(shared.max_in_flight));
     let bytes = Arc::new(Semaphore::new(shared.max_queued_bytes));
+    let lapsed = grant.lapsed();
+    tokio::pin!(lapsed);
     loop {
         let request = tokio::select! {
             biased;
             () = shared.soft.cancelled() => break,
             () = connection.cancelled() => break,
-            () = grant.revoked().cancelled() => break,
+            () = &mut lapsed => break,
             request = incoming.recv() => request,
         };
         // The reader is done: the peer left, or was refused.
@@ -114,12 +116,12 @@ pub(super) async fn serve_connection<R, W>(
         let slot = tokio::select! {
             biased;
             () = shared.soft.cancelled() => {
-                not_started(&shutdown_notices, &admitted_call, &grant, shared);
+                not_started(&shutdown_notices, admitted_call, &grant).await;
                 break;
             }
             () = connection.cancelled() => break,
-            () = grant.revoked().cancelled() => {
-                not_started(&shutdown_notices, &admitted_call, &grant, shared);
+            () = &mut lapsed => {
+                not_started(&shutdown_notices, admitted_call, &grant).await;
                 break;
             }
             slot = slots.clone().acquire_owned() => match slot {
@@ -138,23 +140,50 @@ pub(super) async fn serve_connection<R, W>(
             admitted.clone(),
         ));
     }
-    // Revoked: the calls running are cancelled, and the caller told why
-    // the connection ends.
-    if grant.revoked().is_cancelled() {
-        for context in running.lock_unpoisoned().values() {
-            context.cancel(CancelReason::Revoked);
-        }
-        refuse(
-            &shutdown_notices,
-            WireError::server(ErrorKind::Denied, Lapse::Revoked.reason(), exit::DENIED),
-        );
-    }
     // Calls read but not started never will be: each is told so (and its
-    // registration goes with it); those running keep the outbox open until
-    // answered.
+    // registration goes with it), unless nobody is left to tell (their
+    // records then say they were cancelled); those running keep the outbox
+    // open until answered.
     incoming.close();
     while let Ok(waiting) = incoming.try_recv() {
-        not_started(&shutdown_notices, &waiting, &grant, shared);
+        if !connection.is_cancelled() {
+            not_started(&shutdown_notices, waiting, &grant).await;
+        }
+    }
+    // Access lapsed: calls running are cancelled if it is revoked (now, or
+    // while they finish after it expired), and the caller is told why the
+    // connection ends once they are answered: a caller reading the refusal
+    // first would take it for its call's answer.
+    if grant.lapse().is_some() {
+        let told = async {
+            loop {
+                if grant.lapse() == Some(Lapse::Revoked) {
+                    for context in running.lock_unpoisoned().values() {
+                        context.cancel(CancelReason::Revoked);
+                    }
+                }
+                // (A call the reader had room for may land after the close.)
+                while let Ok(waiting) = incoming.try_recv() {
+                    not_started(&shutdown_notices, waiting, &grant).await;
+                }
+                if running.lock_unpoisoned().is_empty() {
+                    break;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            }
+            let lapse = grant.lapse().unwrap_or(Lapse::Expired);
+            let error = WireError::server(ErrorKind::Denied, lapse.reason(), exit::DENIED);
+            let refusal = Outgoing {
+                body: answer_body(Response::failure(0, error)),
+                hold: Hold::Nothing,
+            };
+            let _ = outbox.send(refusal).await;
+        };
+        tokio::select! {
+            biased;
+            () = connection.cancelled() => {}
+            () = told => {}
+        }
     }
     drop(incoming);
     drop(outbox);
@@ -163,16 +192,84 @@ pub(super) async fn serve_connection<R, W>(
     connection.cancel();
 }
 
-/// A call read from the connection, with its context and its place in
+/// A call read from the connection, with what records it and its place in
 /// the connection's list of calls.
-pub(super) struct Admitted {
-    pub(super) request: Request,
-    pub(super) context: CallContext,
+struct Admitted {
+    request: Request,
+    call: CallRecorder,
     _registered: Registered,
+}
+
+/// Writes a call's audit record, once: as it ended, or, if it is dropped
+/// unrecorded (its connection or the server stopped first), as cancelled.
+struct CallRecorder {
+    shared: Arc<Shared>,
+    method: String,
+    context: CallContext,
     /// When it was read.
-    pub(super) read_at: Instant,
+    read_at: Instant,
     /// The size of its frame.
-    pub(super) frame_len: usize,
+    frame_len: usize,
+    recorded: bool,
+}
+
+impl CallRecorder {
+    /// Records the call as ended with `outcome` (and `exit`, when an answer
+    /// of `answer_len` bytes goes out), waiting for room in the audit queue.
+    async fn record(&mut self, outcome: AuditOutcome, exit: Option<i32>, answer_len: usize) {
+        if std::mem::replace(&mut self.recorded, true) {
+            return;
+        }
+        if let Some(auditor) = &self.shared.auditor {
+            let record = self.build(outcome, exit, answer_len);
+            auditor.record(record, &self.shared.hard).await;
+        }
+    }
+
+    fn build(&self, outcome: AuditOutcome, exit: Option<i32>, answer_len: usize) -> AuditRecord {
+        call_record(
+            &self.method,
+            &self.context,
+            outcome,
+            exit,
+            self.read_at,
+            self.frame_len,
+            answer_len,
+        )
+    }
+
+    /// How a call that ends unanswered ended: denied if its scope was
+    /// revoked, else cancelled.
+    fn unanswered(&self) -> AuditOutcome {
+        if self.context.cancel_reason() == Some(CancelReason::Revoked) {
+            AuditOutcome::Denied
+        } else {
+            AuditOutcome::Cancelled
+        }
+    }
+}
+
+impl Drop for CallRecorder {
+    fn drop(&mut self) {
+        if self.recorded {
+            return;
+        }
+        let Some(auditor) = &self.shared.auditor else {
+            return;
+        };
+        let record = self.build(self.unanswered(), None, 0);
+        match tokio::runtime::Handle::try_current() {
+            Ok(_) => {
+                let shared = self.shared.clone();
+                self.shared.tracker.spawn(async move {
+                    if let Some(auditor) = &shared.auditor {
+                        auditor.record(record, &shared.hard).await;
+                    }
+                });
+            }
+            Err(_) => auditor.try_record(record),
+        }
+    }
 }
 
 /// Who calls on a connection: the grant its token carries, and its
@@ -234,7 +331,20 @@ async fn read_frames<R>(
         let (request, frame_len) = match next {
             Next::Frame(ClientFrame::Call(request), frame_len) => (request, frame_len),
             Next::Frame(ClientFrame::List(list), _) => {
-                list_commands(list.id, &streams, &shared);
+                // Answered in the writer's bounded queue, so a flood of
+                // lists waits for the peer to read.
+                let Some(outbox) = streams.outbox.upgrade() else {
+                    return;
+                };
+                let answer = Outgoing {
+                    body: list_commands(list.id, &streams.caller.grant, &shared),
+                    hold: Hold::Nothing,
+                };
+                tokio::select! {
+                    biased;
+                    () = connection.cancelled() => return,
+                    _ = outbox.send(answer) => {}
+                }
                 continue;
             }
             Next::Frame(frame, _) => {
@@ -282,22 +392,30 @@ async fn read_frames<R>(
             .lock_unpoisoned()
             .insert(request.id, context.clone());
         let admitted = Admitted {
-            context: context.clone(),
+            call: CallRecorder {
+                shared: shared.clone(),
+                method: request.method.clone(),
+                context,
+                read_at: Instant::now(),
+                frame_len,
+                recorded: false,
+            },
             _registered: Registered {
                 calls: streams.calls.clone(),
                 id: request.id,
             },
             request,
-            read_at: Instant::now(),
-            frame_len,
         };
-        if streams.caller.grant.lapse().is_some()
-            || shared.soft.is_cancelled()
-            || requests.is_closed()
-        {
-            // Access lapsed, or shutting down: no new call starts (running
-            // ones still get their input and cancels).
-            not_started(&streams.control, &admitted, &streams.caller.grant, &shared);
+        if streams.caller.grant.lapse().is_some() {
+            // Access lapsed: this call is refused, and the connection ends.
+            not_started(&streams.control, admitted, &streams.caller.grant).await;
+            streams.fail_inputs();
+            return;
+        }
+        if shared.soft.is_cancelled() || requests.is_closed() {
+            // Shutting down: no new call starts (running ones still get
+            // their input and cancels).
+            not_started(&streams.control, admitted, &streams.caller.grant).await;
             continue;
         }
         let room = loop {
@@ -308,10 +426,7 @@ async fn read_frames<R>(
                 room = requests.reserve() => match room {
                     Ok(room) => break Some(room),
                     // Shutting down: the call is not started.
-                    Err(_) => {
-                        not_started(&streams.control, &admitted, &streams.caller.grant, &shared);
-                        break None;
-                    }
+                    Err(_) => break None,
                 },
                 read = reader.read(&mut byte), if early.is_none() => match read {
                     Ok(1) => early = Some(byte[0]),
@@ -322,8 +437,9 @@ async fn read_frames<R>(
                 },
             }
         };
-        if let Some(room) = room {
-            room.send(admitted);
+        match room {
+            Some(room) => room.send(admitted),
+            None => not_started(&streams.control, admitted, &streams.caller.grant).await,
         }
     }
 }
@@ -370,18 +486,11 @@ async fn run_call(
 ) {
     let Admitted {
         request,
-        context,
+        call: mut recorder,
         _registered: _registration,
-        read_at,
-        frame_len,
     } = admitted;
+    let context = recorder.context.clone();
     let running = RunningCall::start(&shared.calls_running);
-    let method = request.method.clone();
-    let audit = |outcome, exit, answer_len| {
-        call_record(
-            &method, &context, outcome, exit, read_at, frame_len, answer_len,
-        )
-    };
     let call = answer(&shared, &grant, request, context.clone());
     tokio::pin!(call);
     let answered = tokio::select! {
@@ -400,17 +509,19 @@ async fn run_call(
             }
             // The server stopped (now, or during the grace): dropped at once.
             context.cancel(CancelReason::Shutdown);
-            if let Some(auditor) = &shared.auditor {
-                auditor.record(audit(AuditOutcome::Cancelled, None, 0)).await;
-            }
+            drop(call);
+            let outcome = recorder.unanswered();
+            recorder.record(outcome, None, 0).await;
             return;
         }
         answered = &mut call => answered,
     };
     let body = answered.body;
-    // A full audit queue holds the answer back: no record is dropped.
-    if let (Some(auditor), Some((outcome, exit))) = (&shared.auditor, answered.ended) {
-        auditor.record(audit(outcome, Some(exit), body.len())).await;
+    // A full audit queue holds the answer back: no record is dropped. (An
+    // answer asking for standard input is half a call: no record.)
+    match answered.ended {
+        Some((outcome, exit)) => recorder.record(outcome, Some(exit), body.len()).await,
+        None => recorder.recorded = true,
     }
     // `max_queued_bytes` fits in a u32 (the builder clamps it).
     let wanted = u32::try_from(body.len().clamp(1, shared.max_queued_bytes)).unwrap_or(u32::MAX);
@@ -535,14 +646,8 @@ where
 const SHUTTING_DOWN: &str = "the host is shutting down; the call was not started";
 
 /// Answers a call read but not started, as the server began shutting down
-/// or the caller's scope was revoked, that it did not start (and records
-/// it).
-fn not_started(
-    control: &mpsc::UnboundedSender<Control>,
-    call: &Admitted,
-    grant: &Grant,
-    shared: &Arc<Shared>,
-) {
+/// or the caller's access lapsed, that it did not start, and records it.
+async fn not_started(control: &mpsc::UnboundedSender<Control>, mut call: Admitted, grant: &Grant) {
     let (error, outcome) = match grant.lapse() {
         Some(lapse) => (
             WireError::server(ErrorKind::Denied, lapse.reason(), exit::DENIED),
@@ -555,31 +660,20 @@ fn not_started(
     };
     let exit = error.exit;
     let body = answer_body(Response::failure(call.request.id, error));
-    if shared.auditor.is_some() {
-        let record = call_record(
-            &call.request.method,
-            &call.context,
-            outcome,
-            Some(exit),
-            call.read_at,
-            call.frame_len,
-            body.len(),
-        );
-        let recording = shared.clone();
-        shared.tracker.spawn(async move {
-            if let Some(auditor) = &recording.auditor {
-                auditor.record(record).await;
-            }
-        });
-    }
+    call.call.record(outcome, Some(exit), body.len()).await;
     let _ = control.send(Control::Frame(body));
 }
 
-/// Answers `gangway list`: the manifest of the commands the caller's scope
-/// may call, as JSON.
-fn list_commands(id: u64, streams: &Streams, shared: &Shared) {
-    let manifest = scoped_manifest(&shared.router, streams.caller.grant.commands());
+/// The answer to `gangway list`: the manifest of the commands the caller's
+/// scope may call, as JSON.
+fn list_commands(id: u64, grant: &Grant, shared: &Shared) -> Vec<u8> {
+    let manifest = scoped_manifest(&shared.router, grant.commands());
     let response = match serde_json::to_vec(&manifest) {
+        // Nothing more may be called.
+        _ if let Some(lapse) = grant.lapse() => Response::failure(
+            id,
+            WireError::server(ErrorKind::Denied, lapse.reason(), exit::DENIED),
+        ),
         Ok(json) => Response {
             id,
             ok: true,
@@ -593,7 +687,7 @@ fn list_commands(id: u64, streams: &Streams, shared: &Shared) {
             WireError::server(ErrorKind::Encode, error.to_string(), exit::SOFTWARE),
         ),
     };
-    let _ = streams.control.send(Control::Frame(answer_body(response)));
+    answer_body(response)
 }
 
 /// Queues an error about the connection as a whole (id 0), ahead of the

@@ -66,9 +66,15 @@ impl Grant {
         }
     }
 
-    /// Cancelled when the grant is revoked.
-    pub(crate) fn revoked(&self) -> &CancellationToken {
-        &self.revoked
+    /// Completes when the grant lapses: it is revoked, or it expires.
+    pub(crate) async fn lapsed(&self) {
+        match self.expires_at {
+            Some(at) => tokio::select! {
+                () = self.revoked.cancelled() => {}
+                () = tokio::time::sleep_until(at.into()) => {}
+            },
+            None => self.revoked.cancelled().await,
+        }
     }
 }
 
@@ -132,7 +138,8 @@ impl Grants {
             token,
             scope: Some(Arc::from(id)),
             commands,
-            expires_at: lifetime.map(|lifetime| Instant::now() + lifetime),
+            // A lifetime past what the clock can say never ends.
+            expires_at: lifetime.and_then(|lifetime| Instant::now().checked_add(lifetime)),
             revoked: CancellationToken::new(),
         }));
         true
@@ -165,14 +172,20 @@ impl Grants {
             .cloned()
     }
 
-    /// Revokes scope `id`: `false` when no live scope has it.
+    /// Revokes scope `id`, expired or not: `false` when it was not issued,
+    /// or was revoked already.
     pub(crate) fn revoke(&self, id: &str) -> bool {
-        match self.live(id) {
-            Some(grant) => {
+        let grants = self
+            .grants
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut revoked = false;
+        for grant in grants.iter() {
+            if grant.scope.as_deref() == Some(id) && !grant.revoked.is_cancelled() {
                 grant.revoked.cancel();
-                true
+                revoked = true;
             }
-            None => false,
         }
+        revoked
     }
 }

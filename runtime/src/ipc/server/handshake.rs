@@ -5,7 +5,7 @@
 
 use std::io;
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
@@ -113,7 +113,6 @@ where
         refuse(reader, writer, mismatch(message)).await;
         return None;
     }
-    let started = Instant::now();
     let refused = |scope: Option<&Arc<str>>, error: &WireError| AuditRecord {
         ts: SystemTime::now(),
         scope: scope.map(|scope| scope.to_string()),
@@ -124,7 +123,7 @@ where
         decision: Some(Decision::Deny(error.message.clone())),
         outcome: AuditOutcome::Refused,
         exit: Some(error.exit),
-        duration: started.elapsed(),
+        duration: Duration::ZERO,
         bytes_in: body.len() as u64,
         bytes_out: 0,
     };
@@ -132,8 +131,9 @@ where
         Some(grant) => grant,
         None => {
             let error = auth("the token is missing or wrong; check GANGWAY_TOKEN");
+            // Anyone who can connect can send these: never waited for.
             if let Some(auditor) = &shared.auditor {
-                auditor.record(refused(None, &error)).await;
+                auditor.try_record(refused(None, &error));
             }
             refuse(reader, writer, error).await;
             return None;
@@ -142,7 +142,7 @@ where
     if let Some(lapse) = grant.lapse() {
         let error = WireError::server(ErrorKind::Denied, lapse.reason(), exit::DENIED);
         if let Some(auditor) = &shared.auditor {
-            auditor.record(refused(grant.scope(), &error)).await;
+            auditor.try_record(refused(grant.scope(), &error));
         }
         refuse(reader, writer, error).await;
         return None;

@@ -176,7 +176,11 @@ impl IpcServer {
     /// commands, until it expires or is [revoked](IpcServer::revoke),
     /// carried by the environment returned. A call outside the scope is
     /// refused before its arguments are read (`IpcError::Denied`, exit 77:
-    /// `search: not available in this sandbox`).
+    /// `search: not available in this sandbox`). The environment names the
+    /// server's wrapper directory, whose wrappers may be for every command:
+    /// give the sandbox its own with
+    /// [`SandboxEnv::with_wrapper_dir`] and the scope's
+    /// [`manifest_for`](IpcServer::manifest_for).
     ///
     /// # Panics
     ///
@@ -222,10 +226,12 @@ impl IpcServer {
         Ok(self.env_with(token))
     }
 
-    /// Revokes scope `id`: its token is refused from now on, its open
-    /// connections are closed, and their running calls are cancelled
+    /// Revokes scope `id` (expired or not): its token is refused from now
+    /// on, its open connections are closed (each told why), and their
+    /// running calls are cancelled
     /// ([`CancelReason::Revoked`](crate::ipc::CancelReason::Revoked); the
-    /// caller exits 77). `false` when no live scope has the id.
+    /// caller exits 77). `false` when no scope has the id, or it was revoked
+    /// already. The full-access token cannot be revoked: stop the server.
     pub fn revoke(&self, id: &str) -> bool {
         self.shared.grants.revoke(id)
     }
@@ -268,8 +274,7 @@ impl IpcServer {
         let _ = tokio::time::timeout(Duration::from_secs(1), self.shared.tracker.wait()).await;
         // Every call has its record queued: see them written.
         if let Some(auditor) = &self.shared.auditor {
-            let _ =
-                tokio::time::timeout(deadline.max(Duration::from_secs(1)), auditor.flush()).await;
+            auditor.flush(deadline.max(Duration::from_secs(1))).await;
         }
         if let Some(dir) = self.socket_dir.take() {
             let _ = dir.close();
