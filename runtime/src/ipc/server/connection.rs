@@ -509,7 +509,6 @@ async fn run_call(
             }
             // The server stopped (now, or during the grace): dropped at once.
             context.cancel(CancelReason::Shutdown);
-            drop(call);
             let outcome = recorder.unanswered();
             recorder.record(outcome, None, 0).await;
             return;
