@@ -394,7 +394,7 @@ fn link_wrappers_are_written_checked_kept_switched_and_removed() {
         .into_iter()
         .filter(|(name, _)| !name.starts_with('.'))
         .collect();
-    assert_eq!(listed.len(), 20, "{listed:?}");
+    assert_eq!(listed.len(), 21, "{listed:?}");
     assert!(listed.contains(&("gangway".to_owned(), None)), "{listed:?}");
     assert!(
         listed
