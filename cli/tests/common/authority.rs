@@ -57,9 +57,14 @@ pub fn audited(builder: gangway::ipc::IpcServerBuilder, style: Style) -> (Host, 
 /// Shuts the host down (every record written) and reads its audit log.
 pub fn records(mut host: Host, dir: &tempfile::TempDir) -> (Vec<serde_json::Value>, Vec<u8>) {
     let server = host.server.take().unwrap();
-    assert_eq!(server.audit_errors(), 0);
-    host.runtime
+    let report = host
+        .runtime
         .block_on(server.shutdown(Duration::from_secs(5)));
+    assert_eq!(
+        (report.audit_errors, report.audit_unwritten),
+        (0, 0),
+        "{report:?}"
+    );
     let bytes = std::fs::read(dir.path().join("audit.jsonl")).unwrap();
     let records = text(&bytes)
         .lines()

@@ -183,7 +183,8 @@ fn print_help(program: &str) -> i32 {
 
 /// If `args` are a client call, runs it and gives its exit code: `<program>
 /// call ...` (what a script wrapper runs), `<program> list` inside a sandbox
-/// (`GANGWAY_TOKEN` set), or a run through a link wrapper
+/// whose client this program is (`GANGWAY_TOKEN` set, `GANGWAY_BIN` naming
+/// it), or a run through a link wrapper
 /// (`search -> gangway`). `None` otherwise, for a host binary that is its
 /// own client to go on with its own work.
 pub fn run_if_call<I, T>(args: I) -> Option<i32>
@@ -193,12 +194,26 @@ where
 {
     let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
     let through_link = args.first().and_then(link_name).is_some();
-    let listing = || std::env::var_os(crate::ipc::ENV_TOKEN).is_some();
+    let listing = || std::env::var_os(crate::ipc::ENV_TOKEN).is_some() && is_the_client();
     (through_link
         || args
             .get(1)
             .is_some_and(|arg| arg == "call" || (arg == "list" && listing())))
     .then(|| run(args))
+}
+
+/// Whether `GANGWAY_BIN` names this program: a host binary with a `list`
+/// of its own keeps it unless it is the sandbox's client.
+fn is_the_client() -> bool {
+    let bin = std::env::var_os(crate::ipc::ENV_BIN).map(std::path::PathBuf::from);
+    let me = std::env::current_exe().ok();
+    match (bin, me) {
+        (Some(bin), Some(me)) => {
+            let canonical = |path: &std::path::Path| std::fs::canonicalize(path).ok();
+            canonical(&bin).is_some_and(|bin| Some(bin) == canonical(&me))
+        }
+        _ => false,
+    }
 }
 
 /// The last component of a path, when it is UTF-8.

@@ -293,7 +293,7 @@ pub(crate) fn shown_args(params: &[u8], schema: &ToolSchema) -> Value {
 }
 
 /// Text over [`MAX_SHOWN_TEXT`] bytes, cut at a character boundary with its
-/// length noted; in lists too.
+/// length noted; in lists and maps too.
 fn cut_long_text(value: Value) -> Value {
     match value {
         Value::String(text) if text.len() > MAX_SHOWN_TEXT => {
@@ -304,6 +304,12 @@ fn cut_long_text(value: Value) -> Value {
             Value::String(format!("{}… ({} bytes)", &text[..end], text.len()))
         }
         Value::Array(items) => Value::Array(items.into_iter().map(cut_long_text).collect()),
+        Value::Object(fields) => Value::Object(
+            fields
+                .into_iter()
+                .map(|(key, value)| (key, cut_long_text(value)))
+                .collect(),
+        ),
         other => other,
     }
 }
@@ -320,12 +326,20 @@ fn shown_value(param: &ParamSchema, encoded: &[u8]) -> Value {
             let len = rmp::decode::read_bin_len(&mut reader).unwrap_or(0);
             return Value::String(format!("<{len} bytes>"));
         }
-        // fixstr, str 8/16/32: text, cut once decoded.
+        // fixstr, str 8/16/32: its first KiB, read in place.
         Some(0xa0..=0xbf | 0xd9..=0xdb) if encoded.len() > MAX_SHOWN_VALUE => {
-            return match rmp_serde::from_slice::<String>(encoded) {
-                Ok(text) => cut_long_text(Value::String(text)),
-                Err(_) => Value::String(format!("<{} bytes>", encoded.len())),
+            let len = rmp::decode::read_str_len(&mut reader).unwrap_or(0) as usize;
+            let head = &reader[..MAX_SHOWN_TEXT.min(reader.len())];
+            let valid = match std::str::from_utf8(head) {
+                Ok(text) => text,
+                Err(error) => std::str::from_utf8(&head[..error.valid_up_to()]).unwrap_or(""),
             };
+            return Value::String(format!("{valid}… ({len} bytes)"));
+        }
+        // array 16/32 of a bytes argument: its length.
+        Some(0xdc | 0xdd) if param.kind == ValueKind::Bytes => {
+            let len = rmp::decode::read_array_len(&mut reader).unwrap_or(0);
+            return Value::String(format!("<{len} bytes>"));
         }
         _ if encoded.len() > MAX_SHOWN_VALUE => {
             return Value::String(format!("<a value of {} bytes>", encoded.len()));
@@ -356,7 +370,9 @@ mod tests {
             .with_param(ParamSchema::new("list", ValueKind::Bytes))
             .with_param(ParamSchema::new("note", ValueKind::String))
             .with_param(ParamSchema::new("big", ValueKind::Int).repeatable())
-            .with_param(ParamSchema::new("unused", ValueKind::Int));
+            .with_param(ParamSchema::new("unused", ValueKind::Int))
+            .with_param(ParamSchema::new("huge", ValueKind::String))
+            .with_param(ParamSchema::new("bulk", ValueKind::Bytes));
         #[derive(serde::Serialize)]
         struct Params {
             account: String,
@@ -365,6 +381,8 @@ mod tests {
             list: Vec<u8>,
             note: String,
             big: Vec<u32>,
+            huge: String,
+            bulk: Vec<u8>,
         }
         let params = rmp_serde::to_vec_named(&Params {
             account: "ada".into(),
@@ -373,6 +391,8 @@ mod tests {
             list: vec![4, 5],
             note: "é".repeat(600),
             big: vec![70_000; 10_000],
+            huge: "é".repeat(20_000),
+            bulk: vec![7; 20_000],
         })
         .unwrap();
         let shown = shown_args(&params, &schema);
@@ -384,6 +404,13 @@ mod tests {
         assert_eq!(shown["blob"], "<3 bytes>");
         assert_eq!(shown["list"], "<2 bytes>");
         assert_eq!(shown["big"], "<a value of 50003 bytes>");
+        assert_eq!(shown["bulk"], "<20000 bytes>");
+        let huge = shown["huge"].as_str().unwrap();
+        assert!(
+            huge.starts_with("éé") && huge.ends_with("… (40000 bytes)"),
+            "{huge}"
+        );
+        assert!(huge.len() < 1100, "{}", huge.len());
         let note = shown["note"].as_str().unwrap();
         assert!(
             note.ends_with("… (1200 bytes)") && note.len() < 1100,

@@ -25,6 +25,11 @@ const FLUSH_EVERY: u64 = 256;
 pub(super) struct Auditor {
     queue: mpsc::Sender<Message>,
     lost: Arc<AtomicU64>,
+    /// Records queued, and records the sink's thread has dealt with
+    /// (written or failed): what is left between them at shutdown was not
+    /// written by its deadline.
+    queued: AtomicU64,
+    handled: Arc<AtomicU64>,
     /// Whether losing records at this end (the sink's thread gone, the
     /// queue full for a record that may not wait) was reported.
     reported: AtomicBool,
@@ -41,13 +46,16 @@ impl Auditor {
     pub(super) fn start(sink: Box<dyn AuditSink>) -> io::Result<Auditor> {
         let (queue, records) = mpsc::channel(QUEUE);
         let lost = Arc::new(AtomicU64::new(0));
-        let counted = lost.clone();
+        let handled = Arc::new(AtomicU64::new(0));
+        let (counted, dealt_with) = (lost.clone(), handled.clone());
         std::thread::Builder::new()
             .name("gangway-audit".into())
-            .spawn(move || write_records(sink, records, &counted))?;
+            .spawn(move || write_records(sink, records, &counted, &dealt_with))?;
         Ok(Auditor {
             queue,
             lost,
+            queued: AtomicU64::new(0),
+            handled,
             reported: AtomicBool::new(false),
         })
     }
@@ -60,8 +68,33 @@ impl Auditor {
             sent = self.queue.send(Message::Record(Box::new(record))) => sent.is_ok(),
             () = hard.cancelled() => false,
         };
-        if !sent {
-            self.lose(1, "the server stopped before the audit sink took it");
+        if sent {
+            self.queued_one();
+        } else {
+            self.lose(1, "the server stopped before the audit sink took them");
+        }
+    }
+
+    /// Queues a record if there is room now; hands it back if not.
+    pub(super) fn try_queue(&self, record: AuditRecord) -> Result<(), AuditRecord> {
+        match self.queue.try_send(Message::Record(Box::new(record))) {
+            Ok(()) => {
+                self.queued_one();
+                Ok(())
+            }
+            Err(mpsc::error::TrySendError::Full(Message::Record(record))) => Err(*record),
+            Err(_) => {
+                self.lose(1, "the audit sink's thread is gone");
+                Ok(())
+            }
+        }
+    }
+
+    fn queued_one(&self) {
+        self.queued.fetch_add(1, Ordering::Relaxed);
+        // A loss after this one is a new episode, reported again.
+        if self.reported.load(Ordering::Relaxed) {
+            self.reported.store(false, Ordering::Relaxed);
         }
     }
 
@@ -69,11 +102,7 @@ impl Auditor {
     /// hello: anyone who can connect may send those); with the queue full,
     /// it is counted lost.
     pub(super) fn try_record(&self, record: AuditRecord) {
-        if self
-            .queue
-            .try_send(Message::Record(Box::new(record)))
-            .is_err()
-        {
+        if self.try_queue(record).is_err() {
             self.lose(1, "the audit queue was full");
         }
     }
@@ -87,8 +116,9 @@ impl Auditor {
     }
 
     /// Waits until every record queued so far is written and flushed, at
-    /// most `deadline`; those still queued then are counted lost.
-    pub(super) async fn flush(&self, deadline: Duration) {
+    /// most `deadline`; gives how many were not by then (the sink's thread
+    /// goes on with them).
+    pub(super) async fn flush(&self, deadline: Duration) -> u64 {
         let (done, written) = oneshot::channel();
         let flushed = tokio::time::timeout(deadline, async {
             if self.queue.send(Message::Flush(done)).await.is_ok() {
@@ -96,13 +126,16 @@ impl Auditor {
             }
         })
         .await;
-        if flushed.is_err() {
-            let pending = self.queue.max_capacity() - self.queue.capacity();
-            self.lose(
-                pending as u64,
-                "the audit sink had not taken them by the shutdown deadline",
-            );
+        if flushed.is_ok() {
+            return 0;
         }
+        let queued = self.queued.load(Ordering::Relaxed);
+        let unwritten = queued.saturating_sub(self.handled.load(Ordering::Relaxed));
+        tracing::error!(
+            target: "gangway::audit",
+            "{unwritten} audit records were not written by the shutdown deadline"
+        );
+        unwritten
     }
 
     /// How many records the sink failed to keep.
@@ -117,6 +150,7 @@ fn write_records(
     mut sink: Box<dyn AuditSink>,
     mut records: mpsc::Receiver<Message>,
     lost: &AtomicU64,
+    handled: &AtomicU64,
 ) {
     let mut health = Health::default();
     // Records taken since the last flush: lost too if it fails.
@@ -130,6 +164,7 @@ fn write_records(
                         Ok(()) => unflushed += 1,
                         Err(error) => health.failed(&error, 1, lost),
                     }
+                    handled.fetch_add(1, Ordering::Relaxed);
                     if unflushed >= FLUSH_EVERY {
                         flush(&mut *sink, &mut unflushed, &mut health, lost);
                     }

@@ -30,7 +30,20 @@ use crate::sync::LockUnpoisoned;
 
 /// The calls running on a connection, by id: where their input, and a
 /// cancel, go.
-type Calls = Arc<Mutex<HashMap<u64, CallContext>>>;
+type Calls = Arc<CallList>;
+
+/// The calls of a connection, and a signal for when the last one ends.
+#[derive(Default)]
+struct CallList {
+    by_id: Mutex<HashMap<u64, CallContext>>,
+    emptied: tokio::sync::Notify,
+}
+
+impl CallList {
+    fn lock_unpoisoned(&self) -> std::sync::MutexGuard<'_, HashMap<u64, CallContext>> {
+        self.by_id.lock_unpoisoned()
+    }
+}
 
 /// Takes a call off the connection's list when it ends.
 struct Registered {
@@ -40,7 +53,11 @@ struct Registered {
 
 impl Drop for Registered {
     fn drop(&mut self) {
-        self.calls.lock_unpoisoned().remove(&self.id);
+        let mut calls = self.calls.lock_unpoisoned();
+        calls.remove(&self.id);
+        if calls.is_empty() {
+            self.calls.emptied.notify_waiters();
+        }
     }
 }
 
@@ -145,10 +162,16 @@ pub(super) async fn serve_connection<R, W>(
     // records then say they were cancelled); those running keep the outbox
     // open until answered.
     incoming.close();
-    while let Ok(waiting) = incoming.try_recv() {
-        if !connection.is_cancelled() {
-            not_started(&shutdown_notices, waiting, &grant).await;
-        }
+    loop {
+        // `recv` after `close` ends once no call is queued and the reader
+        // holds no room for one it is about to queue.
+        let waiting = tokio::select! {
+            biased;
+            () = connection.cancelled() => break,
+            waiting = incoming.recv() => waiting,
+        };
+        let Some(waiting) = waiting else { break };
+        not_started(&shutdown_notices, waiting, &grant).await;
     }
     // Access lapsed: calls running are cancelled if it is revoked (now, or
     // while they finish after it expired), and the caller is told why the
@@ -157,19 +180,22 @@ pub(super) async fn serve_connection<R, W>(
     if grant.lapse().is_some() {
         let told = async {
             loop {
+                let emptied = running.emptied.notified();
+                tokio::pin!(emptied);
+                emptied.as_mut().enable();
                 if grant.lapse() == Some(Lapse::Revoked) {
                     for context in running.lock_unpoisoned().values() {
                         context.cancel(CancelReason::Revoked);
                     }
                 }
-                // (A call the reader had room for may land after the close.)
-                while let Ok(waiting) = incoming.try_recv() {
-                    not_started(&shutdown_notices, waiting, &grant).await;
-                }
                 if running.lock_unpoisoned().is_empty() {
                     break;
                 }
-                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+                // The last call ends, or a revocation cancels them.
+                tokio::select! {
+                    () = emptied => {}
+                    () = grant.revoked().cancelled(), if grant.lapse() != Some(Lapse::Revoked) => {}
+                }
             }
             let lapse = grant.lapse().unwrap_or(Lapse::Expired);
             let error = WireError::server(ErrorKind::Denied, lapse.reason(), exit::DENIED);
@@ -217,13 +243,16 @@ impl CallRecorder {
     /// Records the call as ended with `outcome` (and `exit`, when an answer
     /// of `answer_len` bytes goes out), waiting for room in the audit queue.
     async fn record(&mut self, outcome: AuditOutcome, exit: Option<i32>, answer_len: usize) {
-        if std::mem::replace(&mut self.recorded, true) {
+        if self.recorded {
             return;
         }
         if let Some(auditor) = &self.shared.auditor {
             let record = self.build(outcome, exit, answer_len);
+            // Cancel-safe: dropped while waiting, the record was not queued,
+            // and `drop` records it.
             auditor.record(record, &self.shared.hard).await;
         }
+        self.recorded = true;
     }
 
     fn build(&self, outcome: AuditOutcome, exit: Option<i32>, answer_len: usize) -> AuditRecord {
@@ -258,6 +287,11 @@ impl Drop for CallRecorder {
             return;
         };
         let record = self.build(self.unanswered(), None, 0);
+        // Queued at once if there is room; else by a task that waits for
+        // it (counted lost where no task can run).
+        let Err(record) = auditor.try_queue(record) else {
+            return;
+        };
         match tokio::runtime::Handle::try_current() {
             Ok(_) => {
                 let shared = self.shared.clone();
@@ -406,15 +440,13 @@ async fn read_frames<R>(
             },
             request,
         };
-        if streams.caller.grant.lapse().is_some() {
-            // Access lapsed: this call is refused, and the connection ends.
-            not_started(&streams.control, admitted, &streams.caller.grant).await;
-            streams.fail_inputs();
-            return;
-        }
-        if shared.soft.is_cancelled() || requests.is_closed() {
-            // Shutting down: no new call starts (running ones still get
-            // their input and cancels).
+        if streams.caller.grant.lapse().is_some()
+            || shared.soft.is_cancelled()
+            || requests.is_closed()
+        {
+            // Access lapsed, or shutting down: no new call starts; running
+            // ones still get their input and cancels (the connection ends
+            // once they are answered).
             not_started(&streams.control, admitted, &streams.caller.grant).await;
             continue;
         }
@@ -668,6 +700,18 @@ async fn not_started(control: &mpsc::UnboundedSender<Control>, mut call: Admitte
 fn list_commands(id: u64, grant: &Grant, shared: &Shared) -> Vec<u8> {
     let manifest = scoped_manifest(&shared.router, grant.commands());
     let response = match serde_json::to_vec(&manifest) {
+        Ok(json) if json.len() + 64 > shared.max_frame => Response::failure(
+            id,
+            WireError::server(
+                ErrorKind::ResponseTooLarge,
+                format!(
+                    "the list of commands is {} bytes, over the {}-byte frame limit",
+                    json.len(),
+                    shared.max_frame
+                ),
+                exit::FAILURE,
+            ),
+        ),
         // Nothing more may be called.
         _ if let Some(lapse) = grant.lapse() => Response::failure(
             id,

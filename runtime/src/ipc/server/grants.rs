@@ -66,6 +66,11 @@ impl Grant {
         }
     }
 
+    /// Cancelled when the grant is revoked.
+    pub(crate) fn revoked(&self) -> &CancellationToken {
+        &self.revoked
+    }
+
     /// Completes when the grant lapses: it is revoked, or it expires.
     pub(crate) async fn lapsed(&self) {
         match self.expires_at {
@@ -172,9 +177,15 @@ impl Grants {
             .cloned()
     }
 
-    /// Revokes scope `id`, expired or not: `false` when it was not issued,
-    /// or was revoked already.
+    /// Revokes scope `id`: the live grant of that id if there is one (an
+    /// expired one issued again is a new generation, left alone), else
+    /// every expired one not yet revoked, so their running calls end.
+    /// `false` when there was nothing to revoke.
     pub(crate) fn revoke(&self, id: &str) -> bool {
+        if let Some(live) = self.live(id) {
+            live.revoked.cancel();
+            return true;
+        }
         let grants = self
             .grants
             .read()

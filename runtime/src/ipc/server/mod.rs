@@ -102,6 +102,12 @@ impl fmt::Debug for IpcServer {
 pub struct ShutdownReport {
     /// Calls still running (or unwritten) at the deadline, cancelled.
     pub abandoned_calls: usize,
+    /// Audit records the sink failed to keep over the server's life (as
+    /// [`IpcServer::audit_errors`] counted them).
+    pub audit_errors: u64,
+    /// Audit records the sink had not written by the deadline (it goes on
+    /// with them as long as the process lives).
+    pub audit_unwritten: u64,
 }
 
 /// What the accept loops, every connection and every call share.
@@ -254,7 +260,9 @@ impl IpcServer {
 
     /// Stops accepting and reading requests, lets calls in flight finish and
     /// their responses go out until `deadline`, then cancels whatever is
-    /// left and removes the socket and its directory.
+    /// left and removes the socket and its directory. With an audit sink,
+    /// then waits (`deadline` again, at least a second) for every record to
+    /// be written; the report says how many were lost or not yet written.
     pub async fn shutdown(mut self, deadline: Duration) -> ShutdownReport {
         self.shared.soft.cancel();
         if let Some(accept) = self.accept.take() {
@@ -273,13 +281,18 @@ impl IpcServer {
         // Cancelled tasks end at their next await; give them a moment to.
         let _ = tokio::time::timeout(Duration::from_secs(1), self.shared.tracker.wait()).await;
         // Every call has its record queued: see them written.
-        if let Some(auditor) = &self.shared.auditor {
-            auditor.flush(deadline.max(Duration::from_secs(1))).await;
-        }
+        let audit_unwritten = match &self.shared.auditor {
+            Some(auditor) => auditor.flush(deadline.max(Duration::from_secs(1))).await,
+            None => 0,
+        };
         if let Some(dir) = self.socket_dir.take() {
             let _ = dir.close();
         }
-        ShutdownReport { abandoned_calls }
+        ShutdownReport {
+            abandoned_calls,
+            audit_errors: self.audit_errors(),
+            audit_unwritten,
+        }
     }
 }
 
