@@ -62,10 +62,14 @@ impl Auditor {
 
     /// Queues a record, waiting while the queue is full, unless the server
     /// stops everything first (`hard`): then the record is counted lost.
-    pub(super) async fn record(&self, record: AuditRecord, hard: &CancellationToken) {
+    pub(super) async fn record(
+        &self,
+        record: impl Into<Box<AuditRecord>>,
+        hard: &CancellationToken,
+    ) {
         let sent = tokio::select! {
             biased;
-            sent = self.queue.send(Message::Record(Box::new(record))) => sent.is_ok(),
+            sent = self.queue.send(Message::Record(record.into())) => sent.is_ok(),
             () = hard.cancelled() => false,
         };
         if sent {
@@ -76,13 +80,17 @@ impl Auditor {
     }
 
     /// Queues a record if there is room now; hands it back if not.
-    pub(super) fn try_queue(&self, record: AuditRecord) -> Result<(), AuditRecord> {
-        match self.queue.try_send(Message::Record(Box::new(record))) {
+    pub(super) fn try_queue(&self, record: AuditRecord) -> Result<(), Box<AuditRecord>> {
+        self.try_queue_boxed(Box::new(record))
+    }
+
+    fn try_queue_boxed(&self, record: Box<AuditRecord>) -> Result<(), Box<AuditRecord>> {
+        match self.queue.try_send(Message::Record(record)) {
             Ok(()) => {
                 self.queued_one();
                 Ok(())
             }
-            Err(mpsc::error::TrySendError::Full(Message::Record(record))) => Err(*record),
+            Err(mpsc::error::TrySendError::Full(Message::Record(record))) => Err(record),
             Err(_) => {
                 self.lose(1, "the audit sink's thread is gone");
                 Ok(())
@@ -101,8 +109,8 @@ impl Auditor {
     /// Queues a record that may not wait (a connection refused at its
     /// hello: anyone who can connect may send those); with the queue full,
     /// it is counted lost.
-    pub(super) fn try_record(&self, record: AuditRecord) {
-        if self.try_queue(record).is_err() {
+    pub(super) fn try_record(&self, record: impl Into<Box<AuditRecord>>) {
+        if self.try_queue_boxed(record.into()).is_err() {
             self.lose(1, "the audit queue was full");
         }
     }
