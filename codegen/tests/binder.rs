@@ -6,15 +6,8 @@ use gangway_codegen::bind::BindErrorKind;
 use gangway_codegen::schema::{ArgBinding, ParamSchema, ToolSchema, ValueKind};
 use serde_json::json;
 
-fn enum_of(values: &[&str]) -> ValueKind {
-    ValueKind::Enum(
-        values
-            .iter()
-            .map(|v| (*v).to_owned().into())
-            .collect::<Vec<_>>()
-            .into(),
-    )
-}
+mod common;
+use common::enum_of;
 
 /// A search command: a query positional, a list of extra terms, and options
 /// of every kind.

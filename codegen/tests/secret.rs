@@ -6,15 +6,8 @@ use gangway_codegen::bind::{BindError, BindErrorKind};
 use gangway_codegen::schema::{Manifest, ParamSchema, ToolSchema, ValueKind};
 use serde_json::json;
 
-fn enum_of(values: &[&str]) -> ValueKind {
-    ValueKind::Enum(
-        values
-            .iter()
-            .map(|v| (*v).to_owned().into())
-            .collect::<Vec<_>>()
-            .into(),
-    )
-}
+mod common;
+use common::enum_of;
 
 /// A login command: a secret positional token, a secret API key, a secret
 /// PIN with a default, a secret enum, a secret bool flag and a secret list,
