@@ -66,7 +66,7 @@
 //!
 //! `ipc`, `stdio` and `controller` are on by default; a host that needs
 //! less turns them off with `default-features = false` and names the ones
-//! it uses. `wrappers`, `client` and `test-util` are off by default.
+//! it uses. `wrappers`, `client`, `mcp` and `test-util` are off by default.
 //!
 //! | feature | default | what it brings | what it pulls in |
 //! |---|---|---|---|
@@ -75,13 +75,15 @@
 //! | `controller` | yes | the [`controller`] module: subprocess, PTY shell and ACP agent controllers; turns on `stdio` (the agent controller speaks ACP through it) | what `stdio` pulls in, plus pty-process and nix's `term` |
 //! | `wrappers` | no | `gangway::wrappers`: `write_wrappers`/`check_wrappers` (and `_with` a `WrapperStyle`: scripts or links) from a router's manifest | gangway-codegen's `wrappers` (handlebars, shlex, similar, tempfile, libc; not `syn`) |
 //! | `client` | no | `gangway::cli`: `run_if_call`/`run`, the in-sandbox client, with the blocking `IpcClient`, `SandboxEnv` and the wire protocol; std only (no tokio) | rmpv |
+//! | `mcp` | no | `gangway::mcp`: `McpServer`, a router's commands as Model Context Protocol tools on stdio (turns on `ipc`) | rmcp 3 (it brings schemars, and a second `syn` for its derive) |
 //! | `test-util` | no | `StdioTransport::new_for_testing` and the hooks that drive its peer's side in tests (turns on `stdio`) | nothing more |
 //!
 //! Always built, whatever the features: the derives
 //! ([`IpcCommand`](derive@IpcCommand), [`ArgEnum`](derive@ArgEnum)),
 //! `#[gangway::tool]`, the [`tool`](mod@tool) module, and the in-process
 //! part of [`ipc`]: the [`IpcCommand`](trait@IpcCommand) trait,
-//! [`IpcRouter`](crate::ipc::IpcRouter) (`dispatch` and `dispatch_argv`),
+//! [`IpcRouter`](crate::ipc::IpcRouter) (`dispatch`, `dispatch_argv` and
+//! `dispatch_json`),
 //! [`Reply`](crate::ipc::Reply), [`CommandError`](crate::ipc::CommandError)
 //! and the errors. They need only serde, serde_json, MessagePack (rmp,
 //! rmp-serde, serde_bytes), clap and gangway's own codegen and macros
@@ -103,6 +105,9 @@ pub mod cli;
 #[cfg_attr(docsrs, doc(cfg(feature = "controller")))]
 pub mod controller;
 pub mod ipc;
+#[cfg(feature = "mcp")]
+#[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
+pub mod mcp;
 #[cfg(feature = "stdio")]
 #[cfg_attr(docsrs, doc(cfg(feature = "stdio")))]
 pub mod stdio;

@@ -144,7 +144,44 @@ impl ToolSchema {
     ///
     /// [`BindErrorKind::MissingArgument`] naming the first one missing.
     pub fn check_required(&self, args: &ToolArgs) -> Result<(), BindError> {
-        for param in self.params.iter().filter(|p| p.required) {
+        let Some(param) = self.missing_required(args) else {
+            return Ok(());
+        };
+        let shown = display_name(param);
+        let how = if param.stdin {
+            " (give it, or pipe it in on standard input)"
+        } else {
+            ""
+        };
+        Err(BindError::new(
+            BindErrorKind::MissingArgument,
+            format!("missing required argument `{shown}`{how}"),
+        )
+        .argument(shown))
+    }
+
+    /// [`check_required`](ToolSchema::check_required) for arguments bound
+    /// from JSON ([`parse_json`](ToolSchema::parse_json)): the message names
+    /// the argument by its key.
+    ///
+    /// # Errors
+    ///
+    /// A [`BindErrorKind::MissingArgument`] naming the first argument
+    /// missing.
+    pub fn check_required_json(&self, args: &ToolArgs) -> Result<(), BindError> {
+        let Some(param) = self.missing_required(args) else {
+            return Ok(());
+        };
+        Err(BindError::new(
+            BindErrorKind::MissingArgument,
+            format!("missing required argument `{}`", param.name),
+        )
+        .argument(param.name.to_string()))
+    }
+
+    /// The first required parameter the arguments leave out.
+    fn missing_required(&self, args: &ToolArgs) -> Option<&ParamSchema> {
+        self.params.iter().filter(|p| p.required).find(|param| {
             let present = match param.positional {
                 Some(index) => {
                     args.positional.len() > usize::from(index)
@@ -152,21 +189,8 @@ impl ToolSchema {
                 }
                 None => args.named.contains_key(&*param.name) || args.flags.contains(&*param.name),
             };
-            if !present {
-                let shown = display_name(param);
-                let how = if param.stdin {
-                    " (give it, or pipe it in on standard input)"
-                } else {
-                    ""
-                };
-                return Err(BindError::new(
-                    BindErrorKind::MissingArgument,
-                    format!("missing required argument `{shown}`{how}"),
-                )
-                .argument(shown));
-            }
-        }
-        Ok(())
+            !present
+        })
     }
 
     /// The parameter a long flag `--name` means: its long name, its wire

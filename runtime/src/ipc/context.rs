@@ -135,6 +135,19 @@ struct Shared {
     /// Who calls, the guard, and what they saw: `None` for a call served
     /// without a server.
     admission: Option<Arc<Admission>>,
+    /// Where output and progress go for a call served without a socket
+    /// (an MCP request).
+    sink: Option<Arc<dyn CallSink>>,
+}
+
+/// Where a call served without a socket (an MCP request) sends what its
+/// handler writes and reports.
+#[cfg(feature = "ipc")]
+pub(crate) trait CallSink: Send + Sync {
+    /// Output the handler wrote.
+    fn output(&self, stream: OutputStream, bytes: &[u8]);
+    /// How far the call has come.
+    fn progress(&self, done: u64, total: Option<u64>, message: Option<String>);
 }
 
 impl fmt::Debug for CallContext {
@@ -171,6 +184,23 @@ impl CallContext {
                 io,
                 input: Mutex::new(None),
                 admission,
+                sink: None,
+            })),
+        }
+    }
+
+    /// A fresh context for one call served without a socket: its output
+    /// and progress go to `sink`.
+    #[cfg(feature = "mcp")]
+    pub(crate) fn for_sink(sink: Arc<dyn CallSink>) -> Self {
+        CallContext {
+            shared: Some(Arc::new(Shared {
+                token: tokio_util::sync::CancellationToken::new(),
+                reason: Mutex::new(None),
+                io: None,
+                input: Mutex::new(None),
+                admission: None,
+                sink: Some(sink),
             })),
         }
     }
@@ -282,11 +312,20 @@ impl CallContext {
     #[cfg(feature = "ipc")]
     async fn write(&self, stream: OutputStream, bytes: &[u8]) -> Result<(), CallEnded> {
         if let Some(shared) = &self.shared {
-            let Some(io) = &shared.io else { return Ok(()) };
+            let ended = || CallEnded {
+                reason: self.cancel_reason().unwrap_or(CancelReason::CallerGone),
+            };
+            let Some(io) = &shared.io else {
+                if let Some(sink) = &shared.sink {
+                    if shared.token.is_cancelled() {
+                        return Err(ended());
+                    }
+                    sink.output(stream, bytes);
+                }
+                return Ok(());
+            };
             if !io.write(stream, bytes, &shared.token).await {
-                return Err(CallEnded {
-                    reason: self.cancel_reason().unwrap_or(CancelReason::CallerGone),
-                });
+                return Err(ended());
             }
         }
         Ok(())
@@ -298,9 +337,14 @@ impl CallContext {
     /// a self-updating line on standard error.
     pub fn progress(&self, done: u64, total: Option<u64>, message: impl Into<String>) {
         #[cfg(feature = "ipc")]
-        if let Some(io) = self.io() {
+        if let Some(shared) = &self.shared {
             let message = message.into();
-            io.progress(done, total, (!message.is_empty()).then_some(message));
+            let message = (!message.is_empty()).then_some(message);
+            if let Some(io) = &shared.io {
+                io.progress(done, total, message);
+            } else if let Some(sink) = &shared.sink {
+                sink.progress(done, total, message);
+            }
         }
         #[cfg(not(feature = "ipc"))]
         let _ = (done, total, message.into());

@@ -66,6 +66,7 @@ pub mod exit;
 #[cfg(feature = "ipc")]
 mod guard;
 mod input;
+mod json;
 mod kind;
 #[cfg(any(feature = "ipc", feature = "client"))]
 #[cfg_attr(docsrs, doc(cfg(any(feature = "ipc", feature = "client"))))]
@@ -89,6 +90,8 @@ pub use client::{AsyncIpcClient, CallStream};
 #[cfg_attr(docsrs, doc(cfg(any(feature = "ipc", feature = "client"))))]
 pub use client::{CallCanceller, CallEvent, ClientError, IpcClient, RemoteError};
 pub use command::{CommandError, CommandResult, IpcCommand, Reply};
+#[cfg(feature = "ipc")]
+pub(crate) use context::CallSink;
 pub use context::{CallContext, CallEnded, CancelReason, Cancelled};
 #[cfg(any(feature = "ipc", feature = "client"))]
 #[cfg_attr(docsrs, doc(cfg(any(feature = "ipc", feature = "client"))))]

@@ -1,0 +1,33 @@
+//! A router's commands as MCP tool descriptions, from their compile-time
+//! schemas.
+
+use std::sync::Arc;
+
+use rmcp::model::{JsonObject, Tool};
+
+use crate::ipc::IpcRouter;
+use crate::tool::ToolSchema;
+
+/// Every command of `router` as a tool, sorted by name.
+pub(super) fn tools(router: &IpcRouter) -> Vec<Tool> {
+    router
+        .commands()
+        .map(|command| tool(&command.schema))
+        .collect()
+}
+
+/// One command as a tool: its name, its description (the doc comment's
+/// paragraphs), and its JSON Schema as `inputSchema`.
+fn tool(schema: &ToolSchema) -> Tool {
+    let mut description = schema.description.to_string();
+    if !schema.long_description.is_empty() {
+        description.push_str("\n\n");
+        description.push_str(&schema.long_description);
+    }
+    let input: JsonObject = match schema.json_schema() {
+        serde_json::Value::Object(object) => object,
+        // `json_schema` always gives an object; an empty one accepts any.
+        _ => JsonObject::new(),
+    };
+    Tool::new(schema.name.to_string(), description, Arc::new(input))
+}

@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""An MCP client on the real `mcp` SDK (tested with 2.3.0), driving a gangway
+MCP server started as `argv[1:]` over stdio, and printing what it saw as one
+JSON object on stdout for the Rust test to check.
+
+It initializes, lists the tools (validating every inputSchema as JSON Schema
+2020-12 and looking for null unions and `$ref`), calls a typed command, a
+command whose stdin argument is given as a string, a failing command, a
+misspelt argument, a call reporting progress, and a slow call it abandons
+after 0.5 s (the SDK then sends `notifications/cancelled`).
+"""
+
+import json
+import sys
+
+import anyio
+import jsonschema
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+
+def text_of(result):
+    return "".join(block.text for block in result.content if block.type == "text")
+
+
+def schema_problems(schema):
+    """Null unions and `$ref`s anywhere in a schema."""
+    problems = []
+
+    def walk(node, path):
+        if isinstance(node, dict):
+            if "$ref" in node or "$defs" in node:
+                problems.append(f"{path}: $ref/$defs")
+            kind = node.get("type")
+            if isinstance(kind, list) and "null" in kind:
+                problems.append(f"{path}: null union")
+            for key in ("anyOf", "oneOf"):
+                for option in node.get(key, []):
+                    if isinstance(option, dict) and option.get("type") == "null":
+                        problems.append(f"{path}: null union in {key}")
+            for key, value in node.items():
+                walk(value, f"{path}/{key}")
+        elif isinstance(node, list):
+            for index, value in enumerate(node):
+                walk(value, f"{path}/{index}")
+
+    walk(schema, "")
+    return problems
+
+
+async def main():
+    server = StdioServerParameters(command=sys.argv[1], args=sys.argv[2:])
+    seen = {}
+    async with stdio_client(server) as (read, write):
+        async with ClientSession(read, write) as session:
+            init = await session.initialize()
+            seen["server"] = init.server_info.name
+            tools = (await session.list_tools()).tools
+            seen["tools"] = {}
+            for tool in tools:
+                jsonschema.Draft202012Validator.check_schema(tool.input_schema)
+                seen["tools"][tool.name] = {
+                    "description": tool.description,
+                    "root": tool.input_schema.get("type"),
+                    "problems": schema_problems(tool.input_schema),
+                }
+            greet = await session.call_tool("greet", {"name": "ada", "loud": True})
+            seen["greet"] = [greet.is_error, text_of(greet)]
+            count = await session.call_tool("count_words", {"text": "one two three"})
+            seen["count_words"] = [count.is_error, text_of(count)]
+            fail = await session.call_tool("fail", {"why": "on purpose"})
+            seen["fail"] = [fail.is_error, text_of(fail)]
+            typo = await session.call_tool("greet", {"nmae": "ada"})
+            seen["typo"] = [typo.is_error, text_of(typo)]
+            progress = []
+
+            async def on_progress(done, total, message):
+                progress.append([done, total, message])
+
+            countdown = await session.call_tool(
+                "countdown", {"from": 3, "step_ms": 20}, progress_callback=on_progress
+            )
+            seen["countdown"] = [countdown.is_error, text_of(countdown)]
+            seen["progress"] = progress
+            try:
+                await session.call_tool(
+                    "countdown", {"from": 200, "step_ms": 50}, read_timeout_seconds=0.5
+                )
+                seen["abandoned"] = "answered"
+            except Exception as error:  # the SDK's timeout error
+                seen["abandoned"] = type(error).__name__
+            # The server still answers after a cancelled call.
+            after = await session.call_tool("greet", {"name": "bob"})
+            seen["after"] = [after.is_error, text_of(after)]
+    print(json.dumps(seen))
+
+
+anyio.run(main)
