@@ -90,7 +90,7 @@ pub use client::{AsyncIpcClient, CallStream};
 #[cfg_attr(docsrs, doc(cfg(any(feature = "ipc", feature = "client"))))]
 pub use client::{CallCanceller, CallEvent, ClientError, IpcClient, RemoteError};
 pub use command::{CommandError, CommandResult, IpcCommand, Reply};
-#[cfg(feature = "ipc")]
+#[cfg(feature = "mcp")]
 pub(crate) use context::CallSink;
 pub use context::{CallContext, CallEnded, CancelReason, Cancelled};
 #[cfg(any(feature = "ipc", feature = "client"))]
