@@ -21,60 +21,86 @@ fn example_server() -> PathBuf {
     server
 }
 
-#[test]
-#[ignore = "needs python3 with the mcp SDK"]
-fn the_python_sdk_lists_calls_follows_and_cancels_tools() {
-    let client = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers/mcp_client.py");
-    let output = Command::new("python3")
-        .arg(client)
+/// Runs a client script (`program script server`) and gives what it
+/// printed as JSON, and its standard error (the server's too).
+fn drive(program: &str, script: &str) -> (serde_json::Value, String) {
+    let output = Command::new(program)
+        .arg(script)
         .arg(example_server())
         .output()
-        .expect("python3 runs");
+        .unwrap_or_else(|error| panic!("{program} runs: {error}"));
     let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
     assert!(output.status.success(), "{stdout}\n{stderr}");
-    let seen: serde_json::Value = serde_json::from_str(stdout.trim()).expect("one JSON object");
+    let seen = serde_json::from_str(stdout.trim()).expect("one JSON object");
+    (seen, stderr)
+}
+
+/// What every client must have seen.
+fn check(seen: &serde_json::Value, stderr: &str, abandoned: &str) {
+    use serde_json::json;
     assert_eq!(seen["server"], "gangway-example");
     let tools = seen["tools"].as_object().unwrap();
     let names: Vec<&str> = tools.keys().map(String::as_str).collect();
     assert_eq!(names, ["count_words", "countdown", "fail", "greet"]);
     for (name, tool) in tools {
         assert_eq!(tool["root"], "object", "{name}");
-        assert_eq!(tool["problems"], serde_json::json!([]), "{name}");
+        assert_eq!(tool["problems"], json!([]), "{name}");
     }
     assert_eq!(tools["greet"]["description"], "Greet someone.");
-    assert_eq!(seen["greet"], serde_json::json!([false, "HELLO ADA"]));
-    assert_eq!(seen["count_words"], serde_json::json!([false, "3"]));
-    assert_eq!(
-        seen["fail"],
-        serde_json::json!([true, "fail: failed: on purpose"])
-    );
+    assert_eq!(seen["greet"], json!([false, "HELLO ADA"]));
+    assert_eq!(seen["count_words"], json!([false, "3"]));
+    assert_eq!(seen["fail"], json!([true, "fail: failed: on purpose"]));
     assert_eq!(
         seen["typo"],
-        serde_json::json!([true, "greet: unknown argument `nmae`; did you mean `name`?"])
+        json!([true, "greet: unknown argument `nmae`; did you mean `name`?"])
     );
     // What the handler streamed, then its answer; every progress report,
     // the last one included, before the result.
+    assert_eq!(seen["countdown"], json!([false, "3\n2\n1\nliftoff"]));
+    let progress: Vec<(f64, f64, String)> =
+        serde_json::from_value(seen["progress"].clone()).unwrap();
+    let expected = [
+        (0.0, 3.0, "counting down"),
+        (1.0, 3.0, "counting down"),
+        (2.0, 3.0, "counting down"),
+        (3.0, 3.0, "done"),
+    ];
+    assert_eq!(progress.len(), expected.len(), "{progress:?}");
+    for ((done, total, message), (want_done, want_total, want_message)) in
+        progress.iter().zip(expected)
+    {
+        assert!(
+            *done == want_done && *total == want_total && message == want_message,
+            "{progress:?}"
+        );
+    }
     assert_eq!(
-        seen["countdown"],
-        serde_json::json!([false, "3\n2\n1\nliftoff"])
-    );
-    assert_eq!(
-        seen["progress"],
-        serde_json::json!([
-            [0.0, 3.0, "counting down"],
-            [1.0, 3.0, "counting down"],
-            [2.0, 3.0, "counting down"],
-            [3.0, 3.0, "done"]
-        ])
-    );
-    assert_eq!(
-        seen["abandoned"], "MCPError",
+        seen["abandoned"], abandoned,
         "the client gave up after 0.5 s"
     );
     assert!(
         stderr.contains("countdown: cancelled after"),
         "the handler saw the cancellation: {stderr}"
     );
-    assert_eq!(seen["after"], serde_json::json!([false, "hello bob"]));
+    assert_eq!(seen["after"], json!([false, "hello bob"]));
+}
+
+#[test]
+#[ignore = "needs python3 with the mcp SDK"]
+fn the_python_sdk_lists_calls_follows_and_cancels_tools() {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers/mcp_client.py");
+    let (seen, stderr) = drive("python3", script);
+    check(&seen, &stderr, "MCPError");
+}
+
+#[test]
+#[ignore = "needs node with the TypeScript MCP SDK"]
+fn the_typescript_sdk_lists_calls_follows_and_cancels_tools() {
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/peers/node/mcp_client.mjs"
+    );
+    let (seen, stderr) = drive("node", script);
+    check(&seen, &stderr, "aborted");
 }

@@ -1,0 +1,61 @@
+#!/usr/bin/env node
+// An MCP client on the real TypeScript SDK (@modelcontextprotocol/sdk
+// 1.32.2, installed by scripts/test into tests/peers/node), driving a
+// gangway MCP server started as argv[2..] over stdio, and printing what it
+// saw as one JSON object on stdout for the Rust test to check: the same
+// steps as mcp_client.py.
+
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import Ajv2020 from "ajv/dist/2020.js";
+
+const [command, ...args] = process.argv.slice(2);
+const transport = new StdioClientTransport({ command, args, stderr: "inherit" });
+const client = new Client({ name: "gangway-test", version: "1.0.0" });
+await client.connect(transport);
+
+const text = (result) =>
+  result.content.filter((block) => block.type === "text").map((block) => block.text).join("");
+
+const seen = { server: client.getServerVersion().name, tools: {} };
+const ajv = new Ajv2020({ strict: false });
+for (const tool of (await client.listTools()).tools) {
+  ajv.compile(tool.inputSchema);
+  const problems = [];
+  const walk = (node, path) => {
+    if (Array.isArray(node)) node.forEach((value, index) => walk(value, `${path}/${index}`));
+    else if (node && typeof node === "object") {
+      if ("$ref" in node || "$defs" in node) problems.push(`${path}: $ref/$defs`);
+      if (Array.isArray(node.type) && node.type.includes("null")) problems.push(`${path}: null union`);
+      for (const [key, value] of Object.entries(node)) walk(value, `${path}/${key}`);
+    }
+  };
+  walk(tool.inputSchema, "");
+  seen.tools[tool.name] = {
+    description: tool.description,
+    root: tool.inputSchema.type,
+    problems,
+  };
+}
+const call = async (name, args, options) => {
+  const result = await client.callTool({ name, arguments: args }, undefined, options);
+  return [Boolean(result.isError), text(result)];
+};
+seen.greet = await call("greet", { name: "ada", loud: true });
+seen.count_words = await call("count_words", { text: "one two three" });
+seen.fail = await call("fail", { why: "on purpose" });
+seen.typo = await call("greet", { nmae: "ada" });
+const progress = [];
+seen.countdown = await call("countdown", { from: 3, step_ms: 20 }, {
+  onprogress: (update) => progress.push([update.progress, update.total, update.message]),
+});
+seen.progress = progress;
+try {
+  await call("countdown", { from: 200, step_ms: 50 }, { signal: AbortSignal.timeout(500) });
+  seen.abandoned = "answered";
+} catch (error) {
+  seen.abandoned = "aborted";
+}
+seen.after = await call("greet", { name: "bob" });
+await client.close();
+console.log(JSON.stringify(seen));
