@@ -19,6 +19,7 @@
 //! `wrappers` feature, `write_wrappers`
 //! as `gangway::wrappers`.
 
+mod annotations;
 pub mod args;
 pub mod bind;
 mod case;

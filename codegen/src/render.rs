@@ -66,6 +66,9 @@ struct ReferenceData {
 struct ReferenceCommand {
     name: String,
     description: String,
+    /// The behaviour hints that are set, as `read-only, open world`; empty
+    /// for none.
+    hints: String,
     usage: String,
     rows: Vec<ReferenceRow>,
     long_description: String,
@@ -129,6 +132,7 @@ impl Renderer {
             .map(|schema| ReferenceCommand {
                 name: schema.name.to_string(),
                 description: schema.description.to_string(),
+                hints: schema.annotations.labels().collect::<Vec<_>>().join(", "),
                 usage: schema.usage(),
                 rows: schema
                     .params
@@ -307,5 +311,33 @@ mod tests {
             "{text}"
         );
         assert!(!text.contains("hunter2"), "{text}");
+    }
+
+    #[test]
+    fn reference_shows_the_hints_that_are_set_and_nothing_else() {
+        use crate::schema::Annotations;
+
+        let fetch = ToolSchema::new("fetch")
+            .with_description("Fetch a page.")
+            .with_annotations(Annotations::default().read_only().open_world());
+        let purge = ToolSchema::new("purge")
+            .with_description("Delete the cache.")
+            .with_annotations(Annotations::default().destructive().idempotent());
+        let plain = ToolSchema::new("ping").with_description("Answer.");
+        let text = Renderer::new()
+            .reference(&Manifest::new(vec![fetch, purge, plain]))
+            .unwrap();
+        assert!(
+            text.contains(
+                "## `fetch`\n\nFetch a page.\n\n*Hints: read-only, open world*\n\n```sh\nfetch\n"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("Delete the cache.\n\n*Hints: destructive, idempotent*\n\n```sh"),
+            "{text}"
+        );
+        assert!(text.contains("## `ping`\n\nAnswer.\n\n```sh"), "{text}");
+        assert_eq!(text.matches("Hints:").count(), 2, "{text}");
     }
 }

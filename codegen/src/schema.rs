@@ -42,6 +42,11 @@ pub struct ToolSchema {
     /// How shell words become arguments.
     #[serde(default)]
     pub binding: ArgBinding,
+    /// What calling the command does beyond answering (read-only,
+    /// destructive, idempotent, open world): hints for a client deciding
+    /// whether to ask first. Left out of the JSON when none is set.
+    #[serde(default, skip_serializing_if = "Annotations::is_empty")]
+    pub annotations: Annotations,
 }
 
 /// One argument of a command.
@@ -230,6 +235,7 @@ impl ToolSchema {
             long_description: Cow::Borrowed(""),
             params: Cow::Borrowed(&[]),
             binding: ArgBinding::Typed,
+            annotations: Annotations::default(),
         }
     }
 
@@ -241,6 +247,7 @@ impl ToolSchema {
         long_description: &'static str,
         params: &'static [ParamSchema],
         binding: ArgBinding,
+        annotations: Annotations,
     ) -> Self {
         ToolSchema {
             name: Cow::Borrowed(name),
@@ -248,6 +255,7 @@ impl ToolSchema {
             long_description: Cow::Borrowed(long_description),
             params: Cow::Borrowed(params),
             binding,
+            annotations,
         }
     }
 
@@ -275,7 +283,15 @@ impl ToolSchema {
         self
     }
 
-    /// The same schema under another name (a command registered under an alias).
+    /// Sets the behaviour hints (read-only, destructive, idempotent, open
+    /// world).
+    pub fn with_annotations(mut self, annotations: Annotations) -> Self {
+        self.annotations = annotations;
+        self
+    }
+
+    /// The same schema under another name (a command registered under an
+    /// alias), with the same parameters and hints.
     pub fn renamed(&self, name: impl Into<Cow<'static, str>>) -> Self {
         ToolSchema {
             name: name.into(),
@@ -531,6 +547,7 @@ impl Manifest {
     }
 }
 
+pub use crate::annotations::Annotations;
 pub use crate::case::cli_long_name;
 
 /// The short flag of `--help`, which no argument may take.
@@ -600,6 +617,14 @@ mod tests {
             json.contains(r#""kind":{"enum":["fast","slow"]}"#),
             "{json}"
         );
+        assert!(!json.contains("annotations"), "{json}");
+        let hinted = schema.with_annotations(Annotations::default().destructive());
+        let json = serde_json::to_string(&hinted).unwrap();
+        assert!(
+            json.ends_with(r#""annotations":{"destructive":true}}"#),
+            "{json}"
+        );
+        assert_eq!(serde_json::from_str::<ToolSchema>(&json).unwrap(), hinted);
     }
 
     #[test]
@@ -621,9 +646,17 @@ mod tests {
             false,
             false,
         )];
-        const SCHEMA: &ToolSchema =
-            &ToolSchema::__from_static("search", "Search.", "", PARAMS, ArgBinding::Typed);
+        const SCHEMA: &ToolSchema = &ToolSchema::__from_static(
+            "search",
+            "Search.",
+            "",
+            PARAMS,
+            ArgBinding::Typed,
+            Annotations::__from_static(true, false, false, true),
+        );
         assert_eq!(SCHEMA.positional_names().collect::<Vec<_>>(), ["query"]);
-        assert_eq!(SCHEMA.renamed("find").name, "find");
+        let renamed = SCHEMA.renamed("find");
+        assert_eq!(renamed.name, "find");
+        assert_eq!(renamed.annotations, SCHEMA.annotations);
     }
 }

@@ -35,6 +35,44 @@ pub struct CommandOpts {
     pub bound: Vec<syn::WherePredicate>,
     /// `timeout = "30s"`: how long a call may run.
     pub timeout: Option<Spanned<String>>,
+    /// `read_only`, `destructive`, `idempotent`, `open_world`: the
+    /// behaviour hints.
+    pub hints: HintOpts,
+}
+
+/// The behaviour hints of a command struct, each with where it was written.
+#[derive(Debug, Default)]
+pub struct HintOpts {
+    /// `read_only`: the command does not change its environment.
+    pub read_only: Flag,
+    /// `destructive`: the command may destroy or overwrite data.
+    pub destructive: Flag,
+    /// `idempotent`: calling it again with the same arguments has no
+    /// further effect.
+    pub idempotent: Flag,
+    /// `open_world`: the command reaches beyond the host.
+    pub open_world: Flag,
+    /// Whether `destructive` was written after `read_only` (the later of two
+    /// contradicting hints is the one a message points at).
+    pub destructive_last: bool,
+}
+
+impl HintOpts {
+    fn read(&mut self, key: StructKey, entry: &Entry, cx: &mut Ctxt) {
+        let slot = match key {
+            StructKey::ReadOnly => &mut self.read_only,
+            StructKey::Destructive => &mut self.destructive,
+            StructKey::Idempotent => &mut self.idempotent,
+            StructKey::OpenWorld => &mut self.open_world,
+            _ => return,
+        };
+        entry.flag_once(slot, cx);
+        match key {
+            StructKey::Destructive => self.destructive_last = true,
+            StructKey::ReadOnly => self.destructive_last = false,
+            _ => {}
+        }
+    }
 }
 
 impl CommandOpts {
@@ -54,6 +92,7 @@ impl CommandOpts {
             krate: None,
             bound: Vec::new(),
             timeout: None,
+            hints: HintOpts::default(),
         };
         for entry in attr_entries(&input.attrs, "ipc", "positional", cx) {
             opts.read_entry(&entry, cx);
@@ -95,6 +134,10 @@ impl CommandOpts {
                     entry.once(&mut self.timeout, text, cx);
                 }
             }
+            StructKey::ReadOnly
+            | StructKey::Destructive
+            | StructKey::Idempotent
+            | StructKey::OpenWorld => self.hints.read(key, entry, cx),
             StructKey::Crate => {
                 if let Some(path) = entry.crate_path(cx) {
                     entry.once(&mut self.krate, path, cx);

@@ -13,7 +13,7 @@ use super::param::ParamSpec;
 use super::serde_attr::{SerdeContainer, SerdeDefault};
 use super::ty::{self, ArgShape, Decode, KindSource};
 use crate::case::{cli_long_name, snake_case};
-use crate::schema::{HELP_SHORT, ToolSchema, ValueKind};
+use crate::schema::{Annotations, HELP_SHORT, ToolSchema, ValueKind};
 
 /// A `#[derive(IpcCommand)]` struct, checked.
 #[derive(Debug)]
@@ -46,6 +46,9 @@ pub struct CommandModel {
     /// `#[ipc(timeout = "...")]`, in milliseconds, when it reads as a
     /// duration (the check reports it when it does not).
     pub timeout_ms: Option<u64>,
+    /// `#[ipc(read_only)]`, `#[ipc(destructive)]`, `#[ipc(idempotent)]` and
+    /// `#[ipc(open_world)]`: the behaviour hints, as written.
+    pub annotations: Annotations,
 }
 
 /// One field of a command struct.
@@ -184,7 +187,8 @@ impl CommandModel {
         }
         let mut schema = ToolSchema::new(self.name.clone())
             .with_description(self.description.clone())
-            .with_long_description(self.long_description.clone());
+            .with_long_description(self.long_description.clone())
+            .with_annotations(self.annotations);
         schema.params = params.into();
         Ok(schema)
     }
@@ -222,6 +226,12 @@ impl CommandModel {
                 .timeout
                 .as_ref()
                 .and_then(|text| parse_duration_ms(&text.value).ok()),
+            annotations: Annotations::__from_static(
+                opts.hints.read_only.is_present(),
+                opts.hints.destructive.is_present(),
+                opts.hints.idempotent.is_present(),
+                opts.hints.open_world.is_present(),
+            ),
         }
     }
 
@@ -482,6 +492,46 @@ mod tests {
             assert!(matches!(arg.missing, Missing::Container), "{}", arg.wire);
             assert_eq!(arg.default_text, None);
         }
+    }
+
+    #[test]
+    fn hints_reach_the_schema_and_contradictions_are_refused() {
+        let hinted = model(
+            "#[ipc(response = u8, read_only, idempotent)] #[ipc(open_world)] struct S { a: u8 }",
+        )
+        .unwrap();
+        let schema = hinted.schema(|_| None).unwrap();
+        assert_eq!(
+            schema.annotations,
+            Annotations::default().read_only().idempotent().open_world()
+        );
+        let plain = model("#[ipc(response = u8)] struct S { a: u8 }").unwrap();
+        assert!(plain.annotations.is_empty());
+
+        for attrs in ["read_only, destructive", "destructive, read_only"] {
+            let err = model(&format!(
+                "#[ipc(response = u8, {attrs})] struct S {{ a: u8 }}"
+            ))
+            .unwrap_err();
+            assert_eq!(err.error.len(), 1, "{}", err.error);
+            assert!(
+                err.error
+                    .to_string()
+                    .contains("cannot be both `read_only` and `destructive`"),
+                "{}",
+                err.error
+            );
+        }
+        let twice = model("#[ipc(response = u8, open_world, open_world)] struct S {}").unwrap_err();
+        assert_eq!(
+            twice.error.to_string(),
+            "`open_world` is given twice; keep one"
+        );
+        let valued = model("#[ipc(response = u8, idempotent = true)] struct S {}").unwrap_err();
+        assert_eq!(
+            valued.error.to_string(),
+            "`idempotent` takes no value: write `#[ipc(idempotent)]`"
+        );
     }
 
     #[test]

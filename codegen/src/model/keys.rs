@@ -58,10 +58,13 @@ macro_rules! keys {
 }
 
 keys! {
-    /// `#[ipc(...)]` on a command struct.
+    /// `#[ipc(...)]` on a command struct: what it is and how it runs, then
+    /// its behaviour hints.
     enum StructKey in "`#[ipc(...)]` on a struct" {
         Name = "name", Response = "response", Handler = "handler",
         Timeout = "timeout", Bound = "bound", Crate = "crate",
+        ReadOnly = "read_only", Destructive = "destructive", Idempotent = "idempotent",
+        OpenWorld = "open_world",
     }
 
     /// `#[ipc(...)]` on a field of a command struct: where its value comes
@@ -185,6 +188,18 @@ impl Entry {
             );
         }
         Flag(Some(self.key.span()))
+    }
+
+    /// A key that takes no value, stored in `slot`, reporting a key given
+    /// twice.
+    pub fn flag_once(&self, slot: &mut Flag, cx: &mut Ctxt) {
+        if slot.is_present() {
+            cx.error(
+                &self.key,
+                format!("`{}` is given twice; keep one", self.name()),
+            );
+        }
+        *slot = self.flag(cx);
     }
 
     /// `crate = path` or `crate = "path"`: where the `gangway` crate is.
@@ -359,6 +374,15 @@ mod tests {
         assert_eq!(
             unknown_key_message("nmae", StructKey::NAMES, StructKey::PLACE),
             "unknown key `nmae`; did you mean `name`?"
+        );
+        assert_eq!(
+            unknown_key_message("zzz", StructKey::NAMES, StructKey::PLACE),
+            "unknown key `zzz`; `#[ipc(...)]` on a struct accepts `name`, `response`, `handler`, \
+             `timeout`, `bound`, `crate`, `read_only`, `destructive`, `idempotent` and `open_world`"
+        );
+        assert_eq!(
+            unknown_key_message("readonly", StructKey::NAMES, StructKey::PLACE),
+            "unknown key `readonly`; did you mean `read_only`?"
         );
         assert_eq!(
             unknown_key_message("zzz", ToolKey::NAMES, ToolKey::PLACE),

@@ -11,7 +11,7 @@ use super::command::{ArgModel, CommandModel};
 use super::param::option_tokens;
 use super::tool::ToolField;
 use super::ty::KindSource;
-use crate::schema::ValueKind;
+use crate::schema::{Annotations, ValueKind};
 
 /// An expression of type `ToolSchema` that can initialise a `const`.
 pub fn schema_tokens(model: &CommandModel) -> TokenStream {
@@ -20,6 +20,13 @@ pub fn schema_tokens(model: &CommandModel) -> TokenStream {
     let description = &model.description;
     let long_description = &model.long_description;
     let params = model.args().map(|(_, arg)| param_tokens(krate, arg));
+    let Annotations {
+        read_only,
+        destructive,
+        idempotent,
+        open_world,
+        ..
+    } = model.annotations;
     quote! {
         #krate::tool::ToolSchema::__from_static(
             #name,
@@ -27,6 +34,12 @@ pub fn schema_tokens(model: &CommandModel) -> TokenStream {
             #long_description,
             const { &[#(#params),*] },
             #krate::tool::ArgBinding::Typed,
+            #krate::tool::Annotations::__from_static(
+                #read_only,
+                #destructive,
+                #idempotent,
+                #open_world,
+            ),
         )
     }
 }

@@ -7,7 +7,7 @@ use syn::Ident;
 
 use super::{FlagClaims, Named, check_name};
 use crate::case::cli_long_name;
-use crate::model::attr::{CommandOpts, FieldOpts, literal_text};
+use crate::model::attr::{CommandOpts, FieldOpts, HintOpts, literal_text};
 use crate::model::command::{ArgModel, CommandModel, FieldModel, FieldRole, usable_short};
 use crate::model::ctxt::Ctxt;
 use crate::model::ty::{self, KindSource, ShapeError};
@@ -86,6 +86,7 @@ pub(in crate::model) fn check(opts: &CommandOpts, model: &CommandModel, cx: &mut
             ),
         );
     }
+    check_hints(&opts.hints, cx);
     let contexts: Vec<_> = opts
         .fields
         .iter()
@@ -101,6 +102,23 @@ pub(in crate::model) fn check(opts: &CommandOpts, model: &CommandModel, cx: &mut
         check_field(field, model, cx);
     }
     check_fields(&model.fields, cx);
+}
+
+/// The behaviour hints: a read-only command destroys nothing. (Read-only
+/// and idempotent together is redundant, not wrong.)
+fn check_hints(hints: &HintOpts, cx: &mut Ctxt) {
+    if hints.read_only.is_present() && hints.destructive.is_present() {
+        let later = if hints.destructive_last {
+            hints.destructive.span()
+        } else {
+            hints.read_only.span()
+        };
+        cx.error(
+            &later,
+            "a command cannot be both `read_only` and `destructive`: a read-only command does not \
+             change its environment, so it destroys nothing; remove one of the two",
+        );
+    }
 }
 
 fn check_field(field: &FieldOpts, model: &CommandModel, cx: &mut Ctxt) {
