@@ -15,7 +15,7 @@ use serde::Serialize;
 
 /// Greet someone.
 #[derive(Clone, Serialize, IpcCommand)]
-#[ipc(response = String)]
+#[ipc(response = String, read_only, idempotent)]
 struct Greet {
     /// Who to greet.
     #[ipc(positional)]

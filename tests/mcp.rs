@@ -48,6 +48,12 @@ fn check(seen: &serde_json::Value, stderr: &str, abandoned: &str) {
         assert_eq!(tool["problems"], json!([]), "{name}");
     }
     assert_eq!(tools["greet"]["description"], "Greet someone.");
+    // `#[ipc(read_only, idempotent)]`, every hint stated; none where none is set.
+    assert_eq!(
+        tools["greet"]["annotations"],
+        json!({"readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false})
+    );
+    assert_eq!(tools["fail"]["annotations"], serde_json::Value::Null);
     assert_eq!(seen["greet"], json!([false, "HELLO ADA"]));
     assert_eq!(seen["count_words"], json!([false, "3"]));
     assert_eq!(seen["fail"], json!([true, "fail: failed: on purpose"]));

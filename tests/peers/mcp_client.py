@@ -59,7 +59,9 @@ async def main():
             seen["tools"] = {}
             for tool in tools:
                 jsonschema.Draft202012Validator.check_schema(tool.input_schema)
+                hints = tool.annotations
                 seen["tools"][tool.name] = {
+                    "annotations": hints.model_dump(by_alias=True, exclude_none=True) if hints else None,
                     "description": tool.description,
                     "root": tool.input_schema.get("type"),
                     "problems": schema_problems(tool.input_schema),

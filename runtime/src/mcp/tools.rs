@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use rmcp::model::{JsonObject, Tool};
+use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 
 use crate::ipc::IpcRouter;
 use crate::tool::ToolSchema;
@@ -17,7 +17,8 @@ pub(super) fn tools(router: &IpcRouter) -> Vec<Tool> {
 }
 
 /// One command as a tool: its name, its description (the doc comment's
-/// paragraphs), and its JSON Schema as `inputSchema`.
+/// paragraphs), its JSON Schema as `inputSchema`, and its behaviour hints
+/// (`#[ipc(read_only)]`, ...) as `annotations`.
 fn tool(schema: &ToolSchema) -> Tool {
     let mut description = schema.description.to_string();
     if !schema.long_description.is_empty() {
@@ -29,5 +30,18 @@ fn tool(schema: &ToolSchema) -> Tool {
         // `json_schema` always gives an object; an empty one accepts any.
         _ => JsonObject::new(),
     };
-    Tool::new(schema.name.to_string(), description, Arc::new(input))
+    let mut tool = Tool::new(schema.name.to_string(), description, Arc::new(input));
+    let hints = schema.annotations;
+    if !hints.is_empty() {
+        // MCP takes an unstated `destructiveHint` and `openWorldHint` as
+        // true: a command that states any hint states all four.
+        tool.annotations = Some(ToolAnnotations::from_raw(
+            None,
+            Some(hints.read_only),
+            Some(hints.destructive),
+            Some(hints.idempotent),
+            Some(hints.open_world),
+        ));
+    }
+    tool
 }

@@ -32,6 +32,7 @@ for (const tool of (await client.listTools()).tools) {
   };
   walk(tool.inputSchema, "");
   seen.tools[tool.name] = {
+    annotations: tool.annotations ?? null,
     description: tool.description,
     root: tool.inputSchema.type,
     problems,
