@@ -110,3 +110,80 @@ fn the_typescript_sdk_lists_calls_follows_and_cancels_tools() {
     let (seen, stderr) = drive("node", script);
     check(&seen, &stderr, "aborted");
 }
+
+/// Wait until cancelled; write a lot first.
+#[derive(Clone, serde::Serialize, gangway::IpcCommand)]
+#[ipc(response = String)]
+struct Stall {
+    #[ipc(context)]
+    #[serde(skip)]
+    ctx: gangway::ipc::CallContext,
+}
+
+impl Stall {
+    async fn handle(&mut self) -> String {
+        let chunk = vec![b'x'; 64 * 1024];
+        let mut written = 0;
+        while self.ctx.stdout(&chunk).await.is_ok() {
+            written += chunk.len();
+        }
+        eprintln!("stall: writes failed after {written} bytes");
+        self.ctx.cancelled().await;
+        "stopped".to_owned()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_past_its_timeout_is_an_error_result_and_its_output_is_capped() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let router = gangway::ipc::IpcRouter::new().register(Stall {
+        ctx: gangway::ipc::CallContext::detached(),
+    });
+    let (client, server) = tokio::io::duplex(1 << 20);
+    let (server_read, server_write) = tokio::io::split(server);
+    let serving = tokio::spawn(
+        gangway::mcp::McpServer::new(router)
+            .with_call_timeout(Some(std::time::Duration::from_millis(300)))
+            .serve_io(server_read, server_write),
+    );
+    let (client_read, mut client_write) = tokio::io::split(client);
+    let mut lines = BufReader::new(client_read).lines();
+    for message in [
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"stall","arguments":{}}}"#,
+    ] {
+        client_write
+            .write_all(format!("{message}\n").as_bytes())
+            .await
+            .unwrap();
+    }
+    let answer = tokio::time::timeout(std::time::Duration::from_secs(30), async {
+        loop {
+            let line = lines.next_line().await.unwrap().expect("an answer");
+            let message: serde_json::Value = serde_json::from_str(&line).unwrap();
+            if message["id"] == 2 {
+                return message;
+            }
+        }
+    })
+    .await
+    .expect("the call is answered");
+    let result = &answer["result"];
+    assert_eq!(result["isError"], true, "{answer}");
+    let text = result["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("(output cut at 1 MiB)"),
+        "{}",
+        &text[text.len().saturating_sub(200)..]
+    );
+    assert!(text.len() < 1024 * 1024 + 200, "{}", text.len());
+    assert!(
+        text.ends_with("stall: timed out after 300ms; the call was cancelled"),
+        "{}",
+        &text[text.len() - 100..]
+    );
+    drop(client_write);
+    drop(lines);
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(10), serving).await;
+}

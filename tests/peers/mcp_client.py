@@ -49,6 +49,11 @@ def schema_problems(schema):
 
 
 async def main():
+    with anyio.fail_after(60):  # a hung server fails the test, not hangs it
+        await session_steps()
+
+
+async def session_steps():
     server = StdioServerParameters(command=sys.argv[1], args=sys.argv[2:])
     seen = {}
     async with stdio_client(server) as (read, write):

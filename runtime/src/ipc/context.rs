@@ -144,8 +144,9 @@ struct Shared {
 /// handler writes and reports.
 #[cfg(feature = "ipc")]
 pub(crate) trait CallSink: Send + Sync {
-    /// Output the handler wrote.
-    fn output(&self, stream: OutputStream, bytes: &[u8]);
+    /// Output the handler wrote; `false` when no more is taken (the call
+    /// is over, or its output is over the limit).
+    fn output(&self, stream: OutputStream, bytes: &[u8]) -> bool;
     /// How far the call has come.
     fn progress(&self, done: u64, total: Option<u64>, message: Option<String>);
 }
@@ -316,11 +317,10 @@ impl CallContext {
                 reason: self.cancel_reason().unwrap_or(CancelReason::CallerGone),
             };
             let Some(io) = &shared.io else {
-                if let Some(sink) = &shared.sink {
-                    if shared.token.is_cancelled() {
-                        return Err(ended());
-                    }
-                    sink.output(stream, bytes);
+                if let Some(sink) = &shared.sink
+                    && (shared.token.is_cancelled() || !sink.output(stream, bytes))
+                {
+                    return Err(ended());
                 }
                 return Ok(());
             };

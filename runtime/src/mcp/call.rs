@@ -35,35 +35,74 @@ pub(super) async fn call(
         None => (None, None),
     };
     let sink = Arc::new(McpSink {
-        output: Mutex::new(Vec::new()),
+        output: Mutex::new(Some(Vec::new())),
         progress: Mutex::new(progress),
     });
     let call_context = CallContext::for_sink(sink.clone());
-    let router = server.router.clone();
-    let dispatch = {
-        let name = name.clone();
-        call_context
-            .clone()
-            .scope(async move { router.dispatch_json(&name, &args).await })
-    };
-    tokio::pin!(dispatch);
-    let outcome = tokio::select! {
-        outcome = &mut dispatch => outcome,
-        () = context.ct.cancelled() => {
-            // The client cancelled: the handler is told, and given the
-            // grace to finish.
-            call_context.cancel(CancelReason::Interrupted);
-            match tokio::time::timeout(server.cancel_grace, &mut dispatch).await {
-                Ok(outcome) => outcome,
-                Err(_) => Err(IpcError::Cancelled { method: name.clone() }),
+    let limit = server
+        .router
+        .command(&name)
+        .and_then(|info| info.timeout)
+        .or(server.call_timeout);
+    // In a block of its own, so the handler's future is dropped (and what it
+    // holds released) before the result is sent.
+    let outcome = {
+        let router = server.router.clone();
+        let dispatch = {
+            let name = name.clone();
+            call_context
+                .clone()
+                .scope(async move { router.dispatch_json(&name, &args).await })
+        };
+        tokio::pin!(dispatch);
+        let deadline = async {
+            match limit {
+                Some(limit) => tokio::time::sleep(limit).await,
+                None => std::future::pending().await,
+            }
+        };
+        let stopped = tokio::select! {
+            outcome = &mut dispatch => Ok(outcome),
+            // The client cancelled.
+            () = context.ct.cancelled() => Err(CancelReason::Interrupted),
+            () = deadline => Err(CancelReason::TimedOut),
+        };
+        match stopped {
+            Ok(outcome) => outcome,
+            // The handler is told, and given the grace to finish; a call
+            // past its time fails whatever it finishes with.
+            Err(reason) => {
+                call_context.cancel(reason);
+                let finished = tokio::time::timeout(server.cancel_grace, &mut dispatch).await;
+                match (reason, finished) {
+                    (CancelReason::TimedOut, _) => Err(IpcError::Handler {
+                        method: name.clone(),
+                        message: format!(
+                            "timed out after {:?}; the call was cancelled",
+                            limit.unwrap_or_default()
+                        ),
+                        data: Vec::new(),
+                    }),
+                    (_, Ok(outcome)) => outcome,
+                    (_, Err(_)) => Err(IpcError::Cancelled {
+                        method: name.clone(),
+                    }),
+                }
             }
         }
     };
-    let streamed = std::mem::take(&mut *sink.output.lock_unpoisoned());
+    // The call is over: a handler that kept its context writes to nothing.
+    let streamed = sink.output.lock_unpoisoned().take().unwrap_or_default();
     // Every progress notification goes out before the result.
     sink.progress.lock_unpoisoned().take();
     if let Some(forwarder) = forwarder {
-        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), forwarder).await;
+        let abort = forwarder.abort_handle();
+        if tokio::time::timeout(std::time::Duration::from_secs(5), forwarder)
+            .await
+            .is_err()
+        {
+            abort.abort();
+        }
     }
     result(outcome, streamed)
 }
@@ -94,19 +133,36 @@ fn reply_text(reply: &[u8]) -> String {
     }
 }
 
+/// The most output a tool call gathers into its result: past it the
+/// handler's writes fail, as they would to a caller that stopped reading.
+const MAX_OUTPUT: usize = 1024 * 1024;
+
 /// One progress report: done, total, message.
 type Progress = (u64, Option<u64>, Option<String>);
 
 /// Where a tool call's output and progress go.
 struct McpSink {
-    output: Mutex<Vec<u8>>,
+    /// What the handler wrote (at most [`MAX_OUTPUT`]); `None` once the call
+    /// is over.
+    output: Mutex<Option<Vec<u8>>>,
     /// Closed once the call ends: the handler may keep its context.
     progress: Mutex<Option<mpsc::UnboundedSender<Progress>>>,
 }
 
 impl CallSink for McpSink {
-    fn output(&self, _stream: OutputStream, bytes: &[u8]) {
-        self.output.lock_unpoisoned().extend_from_slice(bytes);
+    fn output(&self, _stream: OutputStream, bytes: &[u8]) -> bool {
+        let mut output = self.output.lock_unpoisoned();
+        let Some(output) = output.as_mut() else {
+            return false;
+        };
+        let room = MAX_OUTPUT.saturating_sub(output.len());
+        if bytes.len() > room {
+            output.extend_from_slice(&bytes[..room]);
+            output.extend_from_slice(b"\n(output cut at 1 MiB)\n");
+            return false;
+        }
+        output.extend_from_slice(bytes);
+        true
     }
 
     fn progress(&self, done: u64, total: Option<u64>, message: Option<String>) {

@@ -10,11 +10,15 @@
 //!   no `$ref`).
 //! - `tools/call`: the arguments are bound by the command's schema (types
 //!   checked, "did you mean" for a misspelt name); a stdin argument is an
-//!   ordinary string argument. A handler's error, a binding error and an
-//!   unknown tool are results with `isError: true` and the message, so the
-//!   model can read it and try again, never protocol errors. A `String`
-//!   response is text content; any other is its JSON as text; what the
-//!   handler streamed (`ctx.stdout`) comes first in the text.
+//!   ordinary string argument. A handler's error, a binding error, an
+//!   unknown tool and a timeout are results with `isError: true` and the
+//!   message, so the model can read it and try again, never protocol
+//!   errors. A `String` response is text content; any other is its JSON as
+//!   text; what the handler streamed (`ctx.stdout` and `ctx.stderr`, in the
+//!   order written, at most 1 MiB) comes first in the text.
+//! - The command's timeout (`#[ipc(timeout = "...")]`), else the server's
+//!   (5 minutes), applies as it does over the socket. The server's guard
+//!   and audit log do not (they belong to [`IpcServer`](crate::ipc::IpcServer)).
 //! - `notifications/cancelled` cancels the running handler
 //!   (`ctx.cancelled()` completes with `CancelReason::Interrupted`); it then
 //!   has the cancel grace (2 s) to finish.
@@ -52,6 +56,7 @@ pub struct McpServer {
     name: String,
     version: String,
     cancel_grace: Duration,
+    call_timeout: Option<Duration>,
 }
 
 impl McpServer {
@@ -63,7 +68,17 @@ impl McpServer {
             name: "gangway".to_owned(),
             version: env!("CARGO_PKG_VERSION").to_owned(),
             cancel_grace: Duration::from_secs(2),
+            call_timeout: Some(Duration::from_secs(300)),
         }
+    }
+
+    /// How long one call may run (5 minutes by default; `None` for no
+    /// limit) unless its command sets its own (`#[ipc(timeout = "...")]`);
+    /// past it the handler is cancelled (`CancelReason::TimedOut`), given
+    /// the grace, and the result is an error.
+    pub fn with_call_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.call_timeout = timeout;
+        self
     }
 
     /// The name and version the server gives in its `initialize` answer.
@@ -81,7 +96,9 @@ impl McpServer {
     }
 
     /// Serves MCP on this process's standard input and output until the
-    /// client closes them.
+    /// client closes them. Nothing else in the process may write to
+    /// standard output (a `println!`, a logger): it would corrupt the
+    /// stream; log to standard error.
     ///
     /// # Errors
     ///

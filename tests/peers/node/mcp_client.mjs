@@ -9,6 +9,12 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import Ajv2020 from "ajv/dist/2020.js";
 
+// A hung server fails the test, not hangs it.
+setTimeout(() => {
+  console.error("mcp_client.mjs: no answer within 60 s");
+  process.exit(1);
+}, 60_000).unref();
+
 const [command, ...args] = process.argv.slice(2);
 const transport = new StdioClientTransport({ command, args, stderr: "inherit" });
 const client = new Client({ name: "gangway-test", version: "1.0.0" });
