@@ -214,6 +214,7 @@ async fn debug_output_of_gangway_types_never_shows_a_secret() {
         method: "login".into(),
         params: None,
         argv: Some(vec!["ann".into(), "-k".into(), "hunter2".into()]),
+        json: Some(r#"{"pin": "hunter2"}"#.into()),
         stdin: Some(serde_bytes::ByteBuf::from(b"hunter2".to_vec())),
         stdin_ready: false,
     };

@@ -155,6 +155,7 @@ fn main() {
         method: "echoargs".into(),
         params: Some(serde_bytes::ByteBuf::from(params.clone())),
         argv: None,
+        json: None,
         stdin: None,
         stdin_ready: false,
     }));

@@ -6,6 +6,10 @@
 //!   binary with the runtime's `client` feature can be its own client.
 //! - `gangway list [--json]`: inside a sandbox, the host commands it may
 //!   call (its scope's), as the host answers for its token.
+//! - `gangway mcp`: inside a sandbox, an MCP server on standard input and
+//!   output whose tools are the host commands the sandbox may call; each
+//!   tool call is forwarded to the host (what an agent's configuration
+//!   names: `{"command": "gangway", "args": ["mcp"]}`).
 //! - `gangway wrappers (--manifest <file> | --src <dir>) --out <dir> [--style
 //!   scripts|links] [--client <file>] [--check]`: a shell script per command
 //!   (the default), or the client program and a link per command to it (one
@@ -38,6 +42,10 @@ enum Command {
     Call(Call),
     /// Inside a sandbox: list the host commands it may call.
     List(List),
+    /// Inside a sandbox: serve the host commands it may call as MCP tools
+    /// on standard input and output, for an agent.
+    #[command(after_help = MCP_AFTER_HELP)]
+    Mcp,
     /// Write (or check) a wrapper script per command.
     Wrappers(Wrappers),
     /// Print the manifest of a crate's commands, read from its source.
@@ -45,6 +53,16 @@ enum Command {
     /// Print a Markdown reference of the commands, for an agent's prompt.
     Reference(Source),
 }
+
+/// What `gangway mcp --help` adds.
+const MCP_AFTER_HELP: &str = "\
+Run inside a sandbox (it reads GANGWAY_ENDPOINT and GANGWAY_TOKEN): the tools
+are the commands the sandbox's scope allows, asked of the host at every
+`tools/list`, and each call runs on the host, which binds its arguments and
+applies its guard, audit log and timeouts. A cancelled tool call cancels the
+host's call. An agent's MCP configuration:
+
+  {\"command\": \"gangway\", \"args\": [\"mcp\"]}";
 
 /// `gangway list`'s arguments, for `--help`: the client parses them.
 #[allow(dead_code)]
@@ -145,6 +163,7 @@ where
         // Handed to the client before clap parses anything (above); clap
         // knows `call` only to list it in `gangway --help`.
         Command::Call(_) | Command::List(_) => gangway::cli::run(all),
+        Command::Mcp => run_mcp(),
         Command::Wrappers(wrappers) => run_wrappers(wrappers),
         Command::Manifest(source) => match scan(&source.src) {
             Ok(manifest) => print_json(&manifest),
@@ -158,6 +177,41 @@ where
             Err(message) => fail(&message),
         },
     }
+}
+
+/// `gangway mcp`: connects to the host, then serves MCP on stdio until the
+/// agent closes it.
+fn run_mcp() -> i32 {
+    // One thread: an MCP session is one client's requests, and the work
+    // happens on the host.
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => return fail(&format_args!("mcp: cannot start: {error}")),
+    };
+    let code = runtime.block_on(async {
+        let client = match gangway::ipc::AsyncIpcClient::from_env().await {
+            Ok(client) => client,
+            Err(error) => {
+                eprintln!("gangway mcp: {error}");
+                return error.exit_code();
+            }
+        };
+        match gangway::mcp::McpServer::forwarding(client)
+            .serve_stdio()
+            .await
+        {
+            Ok(()) => exit::OK,
+            Err(error) => fail(&format_args!("mcp: {error}")),
+        }
+    });
+    // The read of standard input may still be blocked in its thread (the
+    // session failed rather than reached the end of input): do not wait
+    // for it.
+    runtime.shutdown_background();
+    code
 }
 
 fn fail(error: &dyn std::fmt::Display) -> i32 {

@@ -149,6 +149,7 @@ fn a_wrong_or_missing_token_is_refused_and_the_connection_closed() {
         method: "ping".into(),
         params: None,
         argv: None,
+        json: None,
         stdin: None,
         stdin_ready: false,
     };
@@ -334,6 +335,7 @@ fn a_client_that_stops_reading_is_cut_off_and_its_slot_freed() {
                 method: "repeat".into(),
                 params: None,
                 argv: Some(vec!["x".into(), "1000000".into()]),
+                json: None,
                 stdin: None,
                 stdin_ready: false,
             };
@@ -637,6 +639,7 @@ fn input_beyond_the_credit_granted_drops_the_connection() {
         method: "sum".into(),
         params: None,
         argv: Some(vec![]),
+        json: None,
         stdin: None,
         stdin_ready: true,
     };
@@ -663,5 +666,48 @@ fn input_beyond_the_credit_granted_drops_the_connection() {
             .sum_chunks
             .load(std::sync::atomic::Ordering::SeqCst),
         0
+    );
+}
+
+#[test]
+fn a_json_call_is_bound_by_the_hosts_schema_and_bad_json_is_a_usage_error() {
+    let host = Host::start();
+    let env = host.env();
+    let mut client = IpcClient::connect_to(env.endpoint(), env.token()).unwrap();
+    let reply = client
+        .call_json("upper", &serde_json::json!({"text": "rust"}))
+        .unwrap();
+    assert_eq!(rmp_serde::from_slice::<String>(&reply).unwrap(), "RUST");
+    let error = client
+        .call_json("upper", &serde_json::json!({"txet": "rust"}))
+        .unwrap_err();
+    let remote = error.remote().expect("the host's usage error");
+    assert_eq!((remote.kind.as_str(), remote.exit), ("usage", 2));
+    assert!(remote.message.contains("did you mean `text`"), "{error}");
+
+    // JSON text the host cannot parse (only a hand-made peer sends it).
+    let mut raw = UnixStream::connect(socket_path(&host)).unwrap();
+    raw_hello(&mut raw, env.token());
+    let request = protocol::Request {
+        id: 1,
+        method: "upper".into(),
+        params: None,
+        argv: None,
+        json: Some("{\"text\": ".into()),
+        stdin: None,
+        stdin_ready: false,
+    };
+    protocol::write_frame(&mut raw, &common::call_frame(request)).unwrap();
+    let body = protocol::read_frame(&mut raw, 1 << 20).unwrap().unwrap();
+    let Ok(protocol::HostFrame::Answer(response)) = protocol::decode::<protocol::HostFrame>(&body)
+    else {
+        panic!("an answer");
+    };
+    let error = response.error.expect("an error");
+    assert_eq!((error.kind.as_str(), error.exit), ("invalid_params", 2));
+    assert!(
+        error.message.contains("the JSON arguments do not parse"),
+        "{}",
+        error.message
     );
 }

@@ -239,6 +239,7 @@ fn raw_sleeps(host: &Host, sleeps: &[u64]) -> std::os::unix::net::UnixStream {
             method: "sleep".into(),
             params: Some(serde_bytes::ByteBuf::from(sleep_params(*ms))),
             argv: None,
+            json: None,
             stdin: None,
             stdin_ready: false,
         };
@@ -387,6 +388,7 @@ fn a_handler_sees_its_caller_leave_through_its_context() {
         method: "linger".into(),
         params: None,
         argv: None,
+        json: None,
         stdin: None,
         stdin_ready: false,
     };

@@ -6,7 +6,7 @@ JSON object on stdout for the Rust test to check.
 It initializes, lists the tools (validating every inputSchema as JSON Schema
 2020-12 and looking for null unions and `$ref`), calls a typed command, a
 command whose stdin argument is given as a string, a failing command, a
-misspelt argument, a call reporting progress, and a slow call it abandons
+misspelt argument, a tool the list did not offer, a call reporting progress, and a slow call it abandons
 after 0.5 s (the SDK then sends `notifications/cancelled`).
 """
 
@@ -79,6 +79,9 @@ async def session_steps():
             seen["fail"] = [fail.is_error, text_of(fail)]
             typo = await session.call_tool("greet", {"nmae": "ada"})
             seen["typo"] = [typo.is_error, text_of(typo)]
+            # A tool the list did not offer.
+            outside = await session.call_tool("reboot", {})
+            seen["outside"] = [outside.is_error, text_of(outside)]
             progress = []
 
             async def on_progress(done, total, message):

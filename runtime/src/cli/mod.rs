@@ -154,6 +154,15 @@ where
                 .collect();
             return list::run_list(&program, &words);
         }
+        // The lean client leaves the MCP server out; `gangway` has it.
+        Some("mcp") => {
+            eprintln!(
+                "{program} mcp: this client program has no MCP server; run the `gangway` \
+                 program as `gangway mcp` (place it in the sandbox with \
+                 `gangway wrappers --style links --client <path to gangway>`)"
+            );
+            return exit::USAGE;
+        }
         _ => {}
     }
     match parse_call(args) {

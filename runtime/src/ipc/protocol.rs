@@ -156,6 +156,10 @@ message! {
         pub params: Option<ByteBuf>,
         /// Shell words, for a call bound by the command's schema.
         pub argv: Option<Vec<String>>,
+        /// A JSON object of arguments (as text), for a call bound by the
+        /// command's schema as an agent's tool call is (what `gangway mcp`
+        /// forwards).
+        pub json: Option<String>,
         /// Piped standard input, with `argv`.
         pub stdin: Option<ByteBuf>,
         /// With `argv` and no `stdin`: the client has piped standard input it
@@ -175,6 +179,7 @@ impl std::fmt::Debug for Request {
                 &self.params.as_ref().map(|p| Shown::Bytes(p.len())),
             )
             .field("argv", &self.argv.as_ref().map(|w| Shown::Words(w.len())))
+            .field("json", &self.json.as_ref().map(|j| Shown::Bytes(j.len())))
             .field("stdin", &self.stdin.as_ref().map(|s| Shown::Bytes(s.len())))
             .field("stdin_ready", &self.stdin_ready)
             .finish()
@@ -858,6 +863,7 @@ mod tests {
             method: "m".into(),
             params: None,
             argv: Some(vec!["a".into()]),
+            json: None,
             stdin: Some(ByteBuf::from(vec![0, 1])),
             stdin_ready: false,
         };

@@ -1,53 +1,44 @@
-//! One `tools/call`: the arguments bound and dispatched as the router does
-//! for any caller, within a call context that the client's cancellation
-//! cancels and whose output and progress go back to it; the outcome as a
-//! tool result (an error too, as `isError`).
+//! One `tools/call` served from a router in this process: the arguments
+//! bound and dispatched as the router does for any caller, within a call
+//! context that the client's cancellation cancels and whose output and
+//! progress go back to it; the outcome as a tool result (an error too, as
+//! `isError`).
 
 use std::sync::{Arc, Mutex};
 
 use rmcp::RoleServer;
-use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ContentBlock, ProgressNotificationParam, ProgressToken,
-};
-use rmcp::service::{Peer, RequestContext};
-use tokio::sync::mpsc;
+use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock};
+use rmcp::service::RequestContext;
 
-use super::McpServer;
-use crate::ipc::CallSink;
+use super::Handler;
+use super::progress::ProgressRelay;
 use crate::ipc::protocol::OutputStream;
-use crate::ipc::{CallContext, CancelReason, IpcError};
+use crate::ipc::{CallContext, CallSink, CancelReason, IpcError, IpcRouter};
 use crate::sync::LockUnpoisoned;
 
 /// Runs one tool call to its result.
 pub(super) async fn call(
-    server: &McpServer,
+    session: &Handler,
+    router: &Arc<IpcRouter>,
     request: CallToolRequestParams,
     context: RequestContext<RoleServer>,
 ) -> CallToolResult {
+    let server = &session.server;
     let name = request.name.to_string();
     let args = serde_json::Value::Object(request.arguments.unwrap_or_default());
-    let (progress, forwarder) = match context.meta.get_progress_token() {
-        Some(token) => {
-            let (sender, receiver) = mpsc::unbounded_channel();
-            let forwarder = tokio::spawn(forward_progress(token, context.peer.clone(), receiver));
-            (Some(sender), Some(forwarder))
-        }
-        None => (None, None),
-    };
     let sink = Arc::new(McpSink {
         output: Mutex::new(Some(Vec::new())),
-        progress: Mutex::new(progress),
+        progress: Mutex::new(ProgressRelay::for_request(&context)),
     });
     let call_context = CallContext::for_sink(sink.clone());
-    let limit = server
-        .router
+    let limit = router
         .command(&name)
         .and_then(|info| info.timeout)
         .or(server.call_timeout);
     // In a block of its own, so the handler's future is dropped (and what it
     // holds released) before the result is sent.
     let outcome = {
-        let router = server.router.clone();
+        let router = router.clone();
         let dispatch = {
             let name = name.clone();
             call_context
@@ -65,6 +56,8 @@ pub(super) async fn call(
             outcome = &mut dispatch => Ok(outcome),
             // The client cancelled.
             () = context.ct.cancelled() => Err(CancelReason::Interrupted),
+            // The client went away (closed its end of the stream).
+            () = session.gone.cancelled() => Err(CancelReason::CallerGone),
             () = deadline => Err(CancelReason::TimedOut),
         };
         match stopped {
@@ -93,30 +86,25 @@ pub(super) async fn call(
     };
     // The call is over: a handler that kept its context writes to nothing.
     let streamed = sink.output.lock_unpoisoned().take().unwrap_or_default();
-    // Every progress notification goes out before the result.
-    sink.progress.lock_unpoisoned().take();
-    if let Some(forwarder) = forwarder {
-        let abort = forwarder.abort_handle();
-        if tokio::time::timeout(std::time::Duration::from_secs(5), forwarder)
-            .await
-            .is_err()
-        {
-            abort.abort();
-        }
+    // Every progress report goes out before the result.
+    let progress = sink.progress.lock_unpoisoned().take();
+    if let Some(progress) = progress {
+        progress.finish().await;
     }
-    result(outcome, streamed)
+    result(outcome.map_err(|error| error.to_string()), streamed)
 }
 
-/// The tool result of a call's outcome, after what it streamed.
-fn result(outcome: Result<Vec<u8>, IpcError>, streamed: Vec<u8>) -> CallToolResult {
+/// The tool result of a call's outcome (its MessagePack response, or the
+/// error's message), after what it streamed.
+pub(super) fn result(outcome: Result<Vec<u8>, String>, streamed: Vec<u8>) -> CallToolResult {
     let mut text = String::from_utf8_lossy(&streamed).into_owned();
     match outcome {
         Ok(reply) => {
             text.push_str(&reply_text(&reply));
             CallToolResult::success(vec![ContentBlock::text(text)])
         }
-        Err(error) => {
-            text.push_str(&error.to_string());
+        Err(message) => {
+            text.push_str(&message);
             CallToolResult::error(vec![ContentBlock::text(text)])
         }
     }
@@ -137,60 +125,40 @@ fn reply_text(reply: &[u8]) -> String {
 /// handler's writes fail, as they would to a caller that stopped reading.
 const MAX_OUTPUT: usize = 1024 * 1024;
 
-/// One progress report: done, total, message.
-type Progress = (u64, Option<u64>, Option<String>);
+/// Adds `bytes` to a call's gathered `output`, up to [`MAX_OUTPUT`] (then a
+/// note that the rest was cut); `false` once the limit is reached.
+pub(super) fn gather(output: &mut Vec<u8>, bytes: &[u8]) -> bool {
+    let room = MAX_OUTPUT.saturating_sub(output.len());
+    if bytes.len() > room {
+        output.extend_from_slice(&bytes[..room]);
+        output.extend_from_slice(b"\n(output cut at 1 MiB)\n");
+        return false;
+    }
+    output.extend_from_slice(bytes);
+    true
+}
 
 /// Where a tool call's output and progress go.
 struct McpSink {
     /// What the handler wrote (at most [`MAX_OUTPUT`]); `None` once the call
     /// is over.
     output: Mutex<Option<Vec<u8>>>,
-    /// Closed once the call ends: the handler may keep its context.
-    progress: Mutex<Option<mpsc::UnboundedSender<Progress>>>,
+    /// Taken once the call ends: the handler may keep its context.
+    progress: Mutex<Option<ProgressRelay>>,
 }
 
 impl CallSink for McpSink {
     fn output(&self, _stream: OutputStream, bytes: &[u8]) -> bool {
         let mut output = self.output.lock_unpoisoned();
-        let Some(output) = output.as_mut() else {
-            return false;
-        };
-        let room = MAX_OUTPUT.saturating_sub(output.len());
-        if bytes.len() > room {
-            output.extend_from_slice(&bytes[..room]);
-            output.extend_from_slice(b"\n(output cut at 1 MiB)\n");
-            return false;
+        match output.as_mut() {
+            Some(output) => gather(output, bytes),
+            None => false,
         }
-        output.extend_from_slice(bytes);
-        true
     }
 
     fn progress(&self, done: u64, total: Option<u64>, message: Option<String>) {
         if let Some(progress) = &*self.progress.lock_unpoisoned() {
-            let _ = progress.send((done, total, message));
-        }
-    }
-}
-
-/// Sends a call's progress to the client, in order, until the call ends.
-async fn forward_progress(
-    token: ProgressToken,
-    peer: Peer<RoleServer>,
-    mut updates: mpsc::UnboundedReceiver<Progress>,
-) {
-    while let Some((done, total, message)) = updates.recv().await {
-        #[allow(clippy::cast_precision_loss)]
-        let mut param = ProgressNotificationParam::new(token.clone(), done as f64);
-        if let Some(total) = total {
-            #[allow(clippy::cast_precision_loss)]
-            let total = total as f64;
-            param = param.with_total(total);
-        }
-        if let Some(message) = message {
-            param = param.with_message(message);
-        }
-        if peer.notify_progress(param).await.is_err() {
-            return;
+            progress.report((done, total, message));
         }
     }
 }

@@ -32,6 +32,9 @@
 //! ```
 
 mod call;
+mod eof;
+mod forward;
+mod progress;
 mod tools;
 
 use std::io;
@@ -45,14 +48,17 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use tokio::io::{AsyncRead, AsyncWrite};
+use tokio_util::sync::CancellationToken;
 
-use crate::ipc::IpcRouter;
+use crate::ipc::{AsyncIpcClient, IpcRouter};
 
-/// A router's commands served as MCP tools.
+/// A router's commands served as MCP tools, or a gangway host's commands
+/// forwarded to it ([`McpServer::forwarding`], what `gangway mcp` runs in
+/// a sandbox).
 #[derive(Debug, Clone)]
 #[must_use]
 pub struct McpServer {
-    router: Arc<IpcRouter>,
+    commands: Commands,
     name: String,
     version: String,
     cancel_grace: Duration,
@@ -64,11 +70,35 @@ impl McpServer {
     /// crate's version in the `initialize` answer.
     pub fn new(router: IpcRouter) -> Self {
         McpServer {
-            router: Arc::new(router),
+            commands: Commands::Local(Arc::new(router)),
             name: "gangway".to_owned(),
             version: env!("CARGO_PKG_VERSION").to_owned(),
             cancel_grace: Duration::from_secs(2),
             call_timeout: Some(Duration::from_secs(300)),
+        }
+    }
+
+    /// Serves the commands `client`'s host lets it call, as tools, and
+    /// forwards each call to the host over `client`'s connection: what an
+    /// agent inside a sandbox runs (`gangway mcp` is this on the sandbox's
+    /// `GANGWAY_ENDPOINT` and `GANGWAY_TOKEN`). A scoped sandbox sees only
+    /// its scope's commands; the host binds the JSON arguments, applies its
+    /// guard, audit log and timeouts (this side sets none unless
+    /// [`with_call_timeout`](McpServer::with_call_timeout) says so), and a
+    /// cancelled tool call cancels the host's call. The tool list is asked
+    /// of the host at every `tools/list`.
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+    /// let client = gangway::ipc::AsyncIpcClient::from_env().await?;
+    /// gangway::mcp::McpServer::forwarding(client).serve_stdio().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn forwarding(client: AsyncIpcClient) -> Self {
+        McpServer {
+            commands: Commands::Host(client),
+            call_timeout: None,
+            ..McpServer::new(IpcRouter::new())
         }
     }
 
@@ -119,10 +149,16 @@ impl McpServer {
         R: AsyncRead + Send + Unpin + 'static,
         W: AsyncWrite + Send + Unpin + 'static,
     {
-        let tools = Arc::new(tools::tools(&self.router));
+        let tools = match &self.commands {
+            Commands::Local(router) => Arc::new(tools::tools(router)),
+            Commands::Host(_) => Arc::new(Vec::new()),
+        };
+        let gone = CancellationToken::new();
+        let reader = eof::SignalEof::new(reader, gone.clone());
         let handler = Handler {
             server: self,
             tools,
+            gone,
         };
         let running = handler
             .serve((reader, writer))
@@ -136,10 +172,23 @@ impl McpServer {
     }
 }
 
-/// The rmcp side: what the server answers.
+/// Where a server's tools come from and where its calls go.
+#[derive(Debug, Clone)]
+enum Commands {
+    /// A router in this process.
+    Local(Arc<IpcRouter>),
+    /// A gangway host, through a connection to it.
+    Host(AsyncIpcClient),
+}
+
+/// The rmcp side: what the server answers, for one session.
 struct Handler {
     server: McpServer,
+    /// A local router's tools (they do not change while it serves).
     tools: Arc<Vec<Tool>>,
+    /// Cancelled once the client has gone (its stream ended): running
+    /// calls are cancelled with `CancelReason::CallerGone`.
+    gone: CancellationToken,
 }
 
 impl ServerHandler for Handler {
@@ -156,7 +205,18 @@ impl ServerHandler for Handler {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.tools.to_vec()))
+        match &self.server.commands {
+            Commands::Local(_) => Ok(ListToolsResult::with_all_items(self.tools.to_vec())),
+            Commands::Host(client) => match client.list().await {
+                Ok(manifest) => Ok(ListToolsResult::with_all_items(
+                    manifest.commands.iter().map(tools::tool).collect(),
+                )),
+                Err(error) => Err(ErrorData::internal_error(
+                    format!("cannot list the host's commands: {error}"),
+                    None,
+                )),
+            },
+        }
     }
 
     async fn call_tool(
@@ -164,7 +224,10 @@ impl ServerHandler for Handler {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let result = call::call(&self.server, request, context).await;
+        let result = match &self.server.commands {
+            Commands::Local(router) => call::call(self, router, request, context).await,
+            Commands::Host(client) => forward::call(self, client, request, context).await,
+        };
         Ok(CallToolResponse::Complete(result))
     }
 }

@@ -19,7 +19,7 @@ pub(super) fn tools(router: &IpcRouter) -> Vec<Tool> {
 /// One command as a tool: its name, its description (the doc comment's
 /// paragraphs), its JSON Schema as `inputSchema`, and its behaviour hints
 /// (`#[ipc(read_only)]`, ...) as `annotations`.
-fn tool(schema: &ToolSchema) -> Tool {
+pub(super) fn tool(schema: &ToolSchema) -> Tool {
     let mut description = schema.description.to_string();
     if !schema.long_description.is_empty() {
         description.push_str("\n\n");

@@ -52,6 +52,7 @@ seen.greet = await call("greet", { name: "ada", loud: true });
 seen.count_words = await call("count_words", { text: "one two three" });
 seen.fail = await call("fail", { why: "on purpose" });
 seen.typo = await call("greet", { nmae: "ada" });
+seen.outside = await call("reboot", {});
 const progress = [];
 seen.countdown = await call("countdown", { from: 3, step_ms: 20 }, {
   onprogress: (update) => progress.push([update.progress, update.total, update.message]),

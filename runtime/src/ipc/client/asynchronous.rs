@@ -14,7 +14,7 @@ use super::error::{ClientError, RemoteError};
 use super::event::CallEvent;
 use super::exchange::{
     argv_request, call_frame, checked, closed, env_endpoint, frame, hello, hello_answer,
-    host_frame, into_result, manifest, payload, raw_request, typed, typed_request,
+    host_frame, into_result, json_request, manifest, payload, raw_request, typed, typed_request,
     unprompted_argv_outcome,
 };
 use crate::ipc::argv::ArgvOutcome;
@@ -264,6 +264,38 @@ impl AsyncIpcClient {
         Ok(payload(response))
     }
 
+    /// As [`IpcClient::call_json`](super::IpcClient::call_json).
+    ///
+    /// # Errors
+    ///
+    /// As [`IpcClient::call_json`](super::IpcClient::call_json).
+    pub async fn call_json(
+        &self,
+        method: &str,
+        args: &serde_json::Value,
+    ) -> Result<Vec<u8>, ClientError> {
+        let response = self.exchange(json_request(method, args)).await?;
+        Ok(payload(response))
+    }
+
+    /// Calls `method` with a JSON object of arguments, as
+    /// [`call_json`](AsyncIpcClient::call_json) does, and gives the call as
+    /// a [`CallStream`] whose output and progress arrive as events; its
+    /// [`finish`](CallStream::finish) gives the MessagePack-encoded
+    /// response as [`ArgvOutcome::Response`]. What `gangway mcp` forwards
+    /// an agent's tool call with.
+    ///
+    /// # Errors
+    ///
+    /// As [`call_argv_streaming`](AsyncIpcClient::call_argv_streaming).
+    pub async fn call_json_streaming(
+        &self,
+        method: &str,
+        args: &serde_json::Value,
+    ) -> Result<CallStream, ClientError> {
+        self.stream(json_request(method, args)).await
+    }
+
     /// As [`IpcClient::call`](super::IpcClient::call).
     ///
     /// # Errors
@@ -323,8 +355,12 @@ impl AsyncIpcClient {
         argv: &[S],
         stdin: Option<Vec<u8>>,
     ) -> Result<CallStream, ClientError> {
+        self.stream(argv_request(method, argv, stdin, false)).await
+    }
+
+    /// Sends `request` with its frames going to the [`CallStream`] returned.
+    async fn stream(&self, request: Request) -> Result<CallStream, ClientError> {
         let (frames, incoming) = mpsc::channel(16);
-        let request = argv_request(method, argv, stdin, false);
         let guard = self.send(request, Waiter::Stream(frames)).await?;
         Ok(CallStream {
             id: guard.id,

@@ -15,8 +15,8 @@ use super::error::ClientError;
 use super::event::CallEvent;
 use super::exchange::{
     Greeting, argv_outcome, argv_request, call_frame, checked, closed, env_endpoint, frame, hello,
-    hello_answer, host_frame, into_result, manifest, payload, raw_request, typed, typed_request,
-    unprompted_argv_outcome,
+    hello_answer, host_frame, into_result, json_request, manifest, payload, raw_request, typed,
+    typed_request, unprompted_argv_outcome,
 };
 use super::pump::Pump;
 use crate::ipc::argv::ArgvOutcome;
@@ -516,6 +516,24 @@ impl IpcClient {
     /// [`ClientError::Remote`] for the host's errors; connection errors.
     pub fn call_raw(&mut self, method: &str, params: &[u8]) -> Result<Vec<u8>, ClientError> {
         let response = self.exchange(raw_request(method, params))?;
+        Ok(payload(response))
+    }
+
+    /// Calls `method` with a JSON object of arguments, as an agent's tool
+    /// call gives them; the host binds them by the command's schema (as
+    /// [`IpcRouter::dispatch_json`](crate::ipc::IpcRouter::dispatch_json)
+    /// does) and returns the MessagePack-encoded response.
+    ///
+    /// # Errors
+    ///
+    /// [`ClientError::Remote`] for the host's errors (a usage error names
+    /// the argument and the nearest spelling); connection errors.
+    pub fn call_json(
+        &mut self,
+        method: &str,
+        args: &serde_json::Value,
+    ) -> Result<Vec<u8>, ClientError> {
+        let response = self.exchange(json_request(method, args))?;
         Ok(payload(response))
     }
 

@@ -34,6 +34,7 @@ fn request(method: &str) -> Request {
         method: method.to_owned(),
         params: None,
         argv: None,
+        json: None,
         stdin: None,
         stdin_ready: false,
     }
@@ -162,6 +163,13 @@ pub(super) fn argv_request<S: AsRef<str>>(
     request.argv = Some(argv.iter().map(|a| a.as_ref().to_owned()).collect());
     request.stdin = stdin.map(ByteBuf::from);
     request.stdin_ready = stdin_ready;
+    request
+}
+
+/// A call with a JSON object of arguments, bound by the host.
+pub(super) fn json_request(method: &str, args: &serde_json::Value) -> Request {
+    let mut request = request(method);
+    request.json = Some(args.to_string());
     request
 }
 

@@ -33,9 +33,23 @@ pub(super) async fn answer(
     request: Request,
     context: CallContext,
 ) -> Answered {
+    let cancelled_by_caller = context.clone();
     let response = respond(shared, grant, request, context).await;
     let id = response.id;
-    let ended = ending(&response);
+    let ended = ending(&response).map(|(outcome, exit)| {
+        // A handler that honours a caller's cancel still answers (with
+        // what it had, or an error): the call was cancelled all the same.
+        let by_caller = matches!(
+            cancelled_by_caller.cancel_reason(),
+            Some(CancelReason::Interrupted | CancelReason::CallerGone)
+        );
+        match outcome {
+            AuditOutcome::Ok | AuditOutcome::HandlerError if by_caller => {
+                (AuditOutcome::Cancelled, exit)
+            }
+            _ => (outcome, exit),
+        }
+    });
     // Only the encoded answer waits for room in the queue.
     let body = answer_body(response);
     if body.len() <= shared.max_frame {
@@ -174,6 +188,20 @@ async fn respond(
                 .dispatch_argv(&method, &argv, request.stdin.map(ByteBuf::into_vec))
                 .await
                 .map(Answer::from),
+            None if request.json.is_some() => {
+                let text = request.json.unwrap_or_default();
+                match serde_json::from_str::<serde_json::Value>(&text) {
+                    Ok(args) => shared
+                        .router
+                        .dispatch_json(&method, &args)
+                        .await
+                        .map(Answer::Result),
+                    Err(error) => Err(IpcError::InvalidParams {
+                        method: method.clone(),
+                        message: format!("the JSON arguments do not parse: {error}"),
+                    }),
+                }
+            }
             None => {
                 let params = request.params.map(ByteBuf::into_vec).unwrap_or_default();
                 shared

@@ -1,0 +1,115 @@
+//! The commands `examples/mcp.rs` serves, in a module of their own so the
+//! tests can host the same ones (`tests/mcp.rs` over MCP in-process,
+//! `cli/tests/mcp.rs` behind `gangway mcp` in a sandbox).
+
+use std::time::Duration;
+
+use gangway::IpcCommand;
+use gangway::ipc::{CallContext, CommandError, CommandResult, IpcRouter};
+use serde::Serialize;
+
+/// Greet someone.
+#[derive(Clone, Serialize, IpcCommand)]
+#[ipc(response = String, read_only, idempotent)]
+struct Greet {
+    /// Who to greet.
+    #[ipc(positional)]
+    name: String,
+    /// Shout it.
+    #[ipc(short = 'l')]
+    loud: bool,
+}
+
+impl Greet {
+    async fn handle(&mut self) -> String {
+        let greeting = format!("hello {}", self.name);
+        if self.loud {
+            greeting.to_uppercase()
+        } else {
+            greeting
+        }
+    }
+}
+
+/// Count the words piped in.
+#[derive(Clone, Serialize, IpcCommand)]
+#[ipc(name = "count_words", response = usize)]
+struct CountWords {
+    /// The text to count.
+    #[ipc(stdin)]
+    text: String,
+}
+
+impl CountWords {
+    async fn handle(&mut self) -> usize {
+        self.text.split_whitespace().count()
+    }
+}
+
+/// Fail with the reason given.
+#[derive(Clone, Serialize, IpcCommand)]
+#[ipc(response = CommandResult<String>)]
+struct Fail {
+    /// Why.
+    #[ipc(positional)]
+    why: String,
+}
+
+impl Fail {
+    async fn handle(&mut self) -> CommandResult<String> {
+        Err(CommandError::new(format!("failed: {}", self.why)))
+    }
+}
+
+/// Count down from `from`, one step every `step_ms` milliseconds,
+/// reporting progress; stops early when cancelled.
+#[derive(Clone, Serialize, IpcCommand)]
+#[ipc(response = String)]
+struct Countdown {
+    /// Where to start.
+    #[ipc(positional)]
+    from: u64,
+    /// Milliseconds per step.
+    #[ipc(default = 100)]
+    step_ms: u64,
+    #[ipc(context)]
+    #[serde(skip)]
+    ctx: CallContext,
+}
+
+impl Countdown {
+    async fn handle(&mut self) -> String {
+        for done in 0..self.from {
+            self.ctx.progress(done, Some(self.from), "counting down");
+            let _ = self.ctx.stdout(format!("{}\n", self.from - done)).await;
+            tokio::select! {
+                () = self.ctx.cancelled() => {
+                    // Where a test (or a curious person) sees it.
+                    eprintln!("countdown: cancelled after {done} steps");
+                    return format!("cancelled after {done} steps");
+                }
+                () = tokio::time::sleep(Duration::from_millis(self.step_ms)) => {}
+            }
+        }
+        self.ctx.progress(self.from, Some(self.from), "done");
+        "liftoff".to_owned()
+    }
+}
+
+/// A router with every command of this module.
+pub fn router() -> IpcRouter {
+    IpcRouter::new()
+        .register(Greet {
+            name: String::new(),
+            loud: false,
+        })
+        .register(CountWords {
+            text: String::new(),
+        })
+        .register(Fail { why: String::new() })
+        .register(Countdown {
+            from: 0,
+            step_ms: 0,
+            ctx: CallContext::detached(),
+        })
+}

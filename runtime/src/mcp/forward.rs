@@ -1,0 +1,92 @@
+//! One `tools/call` forwarded to a gangway host (what `gangway mcp` does in
+//! a sandbox): the JSON arguments sent as they are, for the host to bind;
+//! the host's streamed output gathered and its progress relayed; the
+//! client's cancellation passed on as the host's cancel; the answer as a
+//! tool result.
+
+use rmcp::RoleServer;
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::service::RequestContext;
+
+use super::Handler;
+use super::call::{gather, result};
+use super::progress::ProgressRelay;
+use crate::ipc::{ArgvOutcome, AsyncIpcClient, CallEvent};
+
+/// Runs one tool call on the host to its result.
+pub(super) async fn call(
+    session: &Handler,
+    client: &AsyncIpcClient,
+    request: CallToolRequestParams,
+    context: RequestContext<RoleServer>,
+) -> CallToolResult {
+    let name = request.name.to_string();
+    let args = serde_json::Value::Object(request.arguments.unwrap_or_default());
+    let mut call = match client.call_json_streaming(&name, &args).await {
+        Ok(call) => call,
+        Err(error) => return result(Err(error.to_string()), Vec::new()),
+    };
+    let progress = ProgressRelay::for_request(&context);
+    let limit = session.server.call_timeout;
+    let deadline = async {
+        match limit {
+            Some(limit) => tokio::time::sleep(limit).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::pin!(deadline);
+    let mut streamed = Vec::new();
+    let mut taking = true;
+    let mut cancelled = false;
+    let mut timed_out = false;
+    loop {
+        tokio::select! {
+            event = call.next_event() => match event {
+                Some(CallEvent::Output { data, .. }) if taking => {
+                    taking = gather(&mut streamed, &data);
+                }
+                Some(CallEvent::Progress { done, total, message }) => {
+                    if let Some(progress) = &progress {
+                        progress.report((done, total, message));
+                    }
+                }
+                Some(_) => {}
+                None => break,
+            },
+            // The client cancelled, or went away: so does the host's call,
+            // whose answer (after the handler's grace) ends this loop.
+            () = context.ct.cancelled(), if !cancelled => {
+                cancelled = true;
+                let _ = call.cancel().await;
+            }
+            () = session.gone.cancelled(), if !cancelled => {
+                cancelled = true;
+                let _ = call.cancel().await;
+            }
+            () = &mut deadline, if !cancelled => {
+                cancelled = true;
+                timed_out = true;
+                let _ = call.cancel().await;
+            }
+        }
+    }
+    let outcome = match call.finish().await {
+        Ok(ArgvOutcome::Response(reply)) => Ok(reply),
+        // A JSON call is never answered with help; a host that did is
+        // shown as it answered.
+        Ok(ArgvOutcome::Help(text)) => Ok(crate::rmp_serde::to_vec(&text).unwrap_or_default()),
+        Err(error) => Err(error.to_string()),
+    };
+    let outcome = if timed_out {
+        Err(format!(
+            "{name}: timed out after {:?}; the call was cancelled",
+            limit.unwrap_or_default()
+        ))
+    } else {
+        outcome
+    };
+    if let Some(progress) = progress {
+        progress.finish().await;
+    }
+    result(outcome, streamed)
+}

@@ -1,0 +1,77 @@
+//! What the MCP tests share: running a real client script against a server
+//! command line, and what every client must have seen of the commands in
+//! `examples/mcp/commands.rs` (included by `tests/mcp.rs` and
+//! `cli/tests/mcp.rs` with `#[path]`).
+
+use std::ffi::OsString;
+use std::process::Command;
+
+/// Runs a client script (`program script server`) and gives what it
+/// printed as JSON, and its standard error (the server's too).
+pub fn drive(program: &str, script: &str, server: &[OsString]) -> (serde_json::Value, String) {
+    let output = Command::new(program)
+        .arg(script)
+        .args(server)
+        .output()
+        .unwrap_or_else(|error| panic!("{program} runs: {error}"));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    let seen = serde_json::from_str(stdout.trim()).expect("one JSON object");
+    (seen, stderr)
+}
+
+/// What every client must have seen of `examples/mcp/commands.rs` served
+/// by `server`: `abandoned` is how the client reports the call it gave up
+/// on, `outside` the message for a tool the list did not offer.
+pub fn check(seen: &serde_json::Value, server: &str, abandoned: &str, outside: &str) {
+    use serde_json::json;
+    assert_eq!(seen["server"], server);
+    let tools = seen["tools"].as_object().unwrap();
+    let names: Vec<&str> = tools.keys().map(String::as_str).collect();
+    assert_eq!(names, ["count_words", "countdown", "fail", "greet"]);
+    for (name, tool) in tools {
+        assert_eq!(tool["root"], "object", "{name}");
+        assert_eq!(tool["problems"], json!([]), "{name}");
+    }
+    assert_eq!(tools["greet"]["description"], "Greet someone.");
+    // `#[ipc(read_only, idempotent)]`, every hint stated; none where none is set.
+    assert_eq!(
+        tools["greet"]["annotations"],
+        json!({"readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false})
+    );
+    assert_eq!(tools["fail"]["annotations"], serde_json::Value::Null);
+    assert_eq!(seen["greet"], json!([false, "HELLO ADA"]));
+    assert_eq!(seen["count_words"], json!([false, "3"]));
+    assert_eq!(seen["fail"], json!([true, "fail: failed: on purpose"]));
+    assert_eq!(
+        seen["typo"],
+        json!([true, "greet: unknown argument `nmae`; did you mean `name`?"])
+    );
+    assert_eq!(seen["outside"], json!([true, outside]));
+    // What the handler streamed, then its answer; every progress report,
+    // the last one included, before the result.
+    assert_eq!(seen["countdown"], json!([false, "3\n2\n1\nliftoff"]));
+    let progress: Vec<(f64, f64, String)> =
+        serde_json::from_value(seen["progress"].clone()).unwrap();
+    let expected = [
+        (0.0, 3.0, "counting down"),
+        (1.0, 3.0, "counting down"),
+        (2.0, 3.0, "counting down"),
+        (3.0, 3.0, "done"),
+    ];
+    assert_eq!(progress.len(), expected.len(), "{progress:?}");
+    for ((done, total, message), (want_done, want_total, want_message)) in
+        progress.iter().zip(expected)
+    {
+        assert!(
+            *done == want_done && *total == want_total && message == want_message,
+            "{progress:?}"
+        );
+    }
+    assert_eq!(
+        seen["abandoned"], abandoned,
+        "the client gave up after 0.5 s"
+    );
+    assert_eq!(seen["after"], json!([false, "hello bob"]));
+}
