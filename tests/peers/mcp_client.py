@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """An MCP client on the real `mcp` SDK (tested with 2.3.0), driving a gangway
-MCP server started as `argv[1:]` over stdio, and printing what it saw as one
-JSON object on stdout for the Rust test to check.
+MCP server started as `argv[1:]` over stdio, or the one at the URL of
+`--url <url> [--token <bearer token>]` over Streamable HTTP, and printing what
+it saw as one JSON object on stdout for the Rust test to check.
 
 It initializes, lists the tools (validating every inputSchema as JSON Schema
 2020-12 and looking for null unions and `$ref`), calls a typed command, a
@@ -13,10 +14,13 @@ after 0.5 s (the SDK then sends `notifications/cancelled`).
 import json
 import sys
 
+import contextlib
+
 import anyio
 import jsonschema
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 
 
 def text_of(result):
@@ -53,10 +57,26 @@ async def main():
         await session_steps()
 
 
+@contextlib.asynccontextmanager
+async def connect(argv):
+    """The streams to the server `argv` names: a command, or `--url`."""
+    if argv[:1] != ["--url"]:
+        server = StdioServerParameters(command=argv[0], args=argv[1:])
+        async with stdio_client(server) as streams:
+            yield streams
+        return
+    url = argv[1]
+    headers = {}
+    if argv[2:3] == ["--token"]:
+        headers["Authorization"] = f"Bearer {argv[3]}"
+    async with create_mcp_http_client(headers=headers) as http:
+        async with streamable_http_client(url, http_client=http) as streams:
+            yield streams
+
+
 async def session_steps():
-    server = StdioServerParameters(command=sys.argv[1], args=sys.argv[2:])
     seen = {}
-    async with stdio_client(server) as (read, write):
+    async with connect(sys.argv[1:]) as (read, write):
         async with ClientSession(read, write) as session:
             init = await session.initialize()
             seen["server"] = init.server_info.name

@@ -34,6 +34,8 @@
 mod call;
 mod eof;
 mod forward;
+#[cfg(feature = "mcp-http")]
+mod http;
 mod progress;
 mod tools;
 
@@ -52,6 +54,10 @@ use tokio_util::sync::CancellationToken;
 
 use crate::ipc::{AsyncIpcClient, IpcRouter};
 
+#[cfg(feature = "mcp-http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "mcp-http")))]
+pub use http::MCP_PATH;
+
 /// A router's commands served as MCP tools, or a gangway host's commands
 /// forwarded to it ([`McpServer::forwarding`], what `gangway mcp` runs in
 /// a sandbox).
@@ -63,6 +69,9 @@ pub struct McpServer {
     version: String,
     cancel_grace: Duration,
     call_timeout: Option<Duration>,
+    /// How `serve_http` may be reached.
+    #[cfg(feature = "mcp-http")]
+    http: http::HttpSettings,
 }
 
 impl McpServer {
@@ -75,6 +84,8 @@ impl McpServer {
             version: env!("CARGO_PKG_VERSION").to_owned(),
             cancel_grace: Duration::from_secs(2),
             call_timeout: Some(Duration::from_secs(300)),
+            #[cfg(feature = "mcp-http")]
+            http: http::HttpSettings::default(),
         }
     }
 
@@ -149,17 +160,9 @@ impl McpServer {
         R: AsyncRead + Send + Unpin + 'static,
         W: AsyncWrite + Send + Unpin + 'static,
     {
-        let tools = match &self.commands {
-            Commands::Local(router) => Arc::new(tools::tools(router)),
-            Commands::Host(_) => Arc::new(Vec::new()),
-        };
         let gone = CancellationToken::new();
         let reader = eof::SignalEof::new(reader, gone.clone());
-        let handler = Handler {
-            server: self,
-            tools,
-            gone,
-        };
+        let handler = Handler::new(self, gone);
         let running = handler
             .serve((reader, writer))
             .await
@@ -189,6 +192,27 @@ struct Handler {
     /// Cancelled once the client has gone (its stream ended): running
     /// calls are cancelled with `CancelReason::CallerGone`.
     gone: CancellationToken,
+    /// Over HTTP, how `gone` learns that the session closed.
+    #[cfg(feature = "mcp-http")]
+    http_session: Option<http::SessionWatch>,
+}
+
+impl Handler {
+    /// A session's handler of `server`'s commands, whose calls `gone`
+    /// cancels.
+    fn new(server: McpServer, gone: CancellationToken) -> Self {
+        let tools = match &server.commands {
+            Commands::Local(router) => Arc::new(tools::tools(router)),
+            Commands::Host(_) => Arc::new(Vec::new()),
+        };
+        Handler {
+            server,
+            tools,
+            gone,
+            #[cfg(feature = "mcp-http")]
+            http_session: None,
+        }
+    }
 }
 
 impl ServerHandler for Handler {
@@ -224,6 +248,10 @@ impl ServerHandler for Handler {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        #[cfg(feature = "mcp-http")]
+        if let Some(session) = &self.http_session {
+            session.adopt(&context, &self.gone);
+        }
         let result = match &self.server.commands {
             Commands::Local(router) => call::call(self, router, request, context).await,
             Commands::Host(client) => forward::call(self, client, request, context).await,

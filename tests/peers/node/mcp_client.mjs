@@ -1,12 +1,14 @@
 #!/usr/bin/env node
 // An MCP client on the real TypeScript SDK (@modelcontextprotocol/sdk
 // 1.32.2, installed by scripts/test into tests/peers/node), driving a
-// gangway MCP server started as argv[2..] over stdio, and printing what it
-// saw as one JSON object on stdout for the Rust test to check: the same
-// steps as mcp_client.py.
+// gangway MCP server started as argv[2..] over stdio, or the one at the URL
+// of `--url <url> [--token <bearer token>]` over Streamable HTTP, and
+// printing what it saw as one JSON object on stdout for the Rust test to
+// check: the same steps as mcp_client.py.
 
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import Ajv2020 from "ajv/dist/2020.js";
 
 // A hung server fails the test, not hangs it.
@@ -15,8 +17,15 @@ setTimeout(() => {
   process.exit(1);
 }, 60_000).unref();
 
-const [command, ...args] = process.argv.slice(2);
-const transport = new StdioClientTransport({ command, args, stderr: "inherit" });
+const connect = (argv) => {
+  if (argv[0] !== "--url") {
+    const [command, ...args] = argv;
+    return new StdioClientTransport({ command, args, stderr: "inherit" });
+  }
+  const headers = argv[2] === "--token" ? { Authorization: `Bearer ${argv[3]}` } : {};
+  return new StreamableHTTPClientTransport(new URL(argv[1]), { requestInit: { headers } });
+};
+const transport = connect(process.argv.slice(2));
 const client = new Client({ name: "gangway-test", version: "1.0.0" });
 await client.connect(transport);
 

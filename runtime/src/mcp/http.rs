@@ -1,0 +1,411 @@
+//! MCP over Streamable HTTP: [`McpServer::serve_http`] puts rmcp's
+//! Streamable HTTP transport behind a small hyper server that answers on
+//! one path ([`MCP_PATH`]), refuses a non-loopback address unless the
+//! caller allowed it, and checks an optional bearer token in constant time.
+//! Each MCP session (one `initialize`) gets its own handler, as a stdio
+//! connection does; closing a session (`DELETE`, or its idle timeout)
+//! cancels its running calls.
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::fmt;
+use std::io;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_core::Stream;
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::{Request, Response, StatusCode, header};
+use hyper_util::rt::TokioIo;
+use rmcp::RoleServer;
+use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::service::RequestContext;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::session::{
+    EventStore, RestoreOutcome, ServerSseMessage, SessionManager,
+};
+use rmcp::transport::streamable_http_server::{
+    SessionId, StreamableHttpServerConfig, StreamableHttpService,
+};
+use subtle::ConstantTimeEq;
+use tokio::net::{TcpListener, ToSocketAddrs};
+use tokio_util::sync::CancellationToken;
+
+use super::{Handler, McpServer};
+use crate::sync::LockUnpoisoned;
+
+/// The path the MCP endpoint answers on: a client's URL is
+/// `http://<address>/mcp`.
+pub const MCP_PATH: &str = "/mcp";
+
+/// How [`McpServer::serve_http`] may be reached.
+#[derive(Clone, Default)]
+pub(super) struct HttpSettings {
+    /// Whether a non-loopback address may be served.
+    allow_remote: bool,
+    /// What `Authorization: Bearer` must carry, when set.
+    bearer_token: Option<Arc<[u8]>>,
+}
+
+impl fmt::Debug for HttpSettings {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The token is a secret: never in a log.
+        f.debug_struct("HttpSettings")
+            .field("allow_remote", &self.allow_remote)
+            .field("bearer_token", &self.bearer_token.as_ref().map(|_| "<set>"))
+            .finish()
+    }
+}
+
+impl McpServer {
+    /// Lets [`serve_http`](McpServer::serve_http) serve an address other
+    /// than loopback (`0.0.0.0`, a LAN address): anyone who can reach it can
+    /// call every command, so set a [`bearer_token`](McpServer::bearer_token)
+    /// too. Any `Host` header is then accepted (the loopback default rejects
+    /// other hosts, against DNS rebinding from a browser).
+    pub fn allow_remote(mut self, allow: bool) -> Self {
+        self.http.allow_remote = allow;
+        self
+    }
+
+    /// Requires every HTTP request to carry `Authorization: Bearer <token>`;
+    /// others are answered `401 Unauthorized`. The comparison takes the same
+    /// time wherever the tokens differ (only a length mismatch is quicker).
+    /// Stdio ignores it.
+    pub fn bearer_token(mut self, token: impl Into<String>) -> Self {
+        self.http.bearer_token = Some(Arc::from(token.into().into_bytes()));
+        self
+    }
+
+    /// Serves MCP over Streamable HTTP on `addr` at the path [`MCP_PATH`]
+    /// (a client's configuration: `{"url": "http://127.0.0.1:8080/mcp"}`),
+    /// until the returned future is dropped or accepting fails.
+    ///
+    /// Security: only a loopback address (`127.0.0.1`, `::1`, `localhost`)
+    /// is served unless [`allow_remote`](McpServer::allow_remote) says
+    /// otherwise, and requests whose `Host` is not a loopback name are
+    /// refused (`403`), so a web page cannot reach the server through DNS
+    /// rebinding. Every local process can still connect: set a
+    /// [`bearer_token`](McpServer::bearer_token) when other users share the
+    /// machine. There is no TLS: put a TLS-terminating proxy in front of a
+    /// remote server.
+    ///
+    /// Each session (each client's `initialize`) has its own state; progress
+    /// and `notifications/cancelled` work as on stdio, and closing a session
+    /// (`DELETE`, or 5 minutes without a request) cancels its running calls.
+    /// To learn the port of `127.0.0.1:0`, bind the listener yourself and use
+    /// [`serve_http_on`](McpServer::serve_http_on).
+    ///
+    /// ```no_run
+    /// # async fn demo(router: gangway::ipc::IpcRouter) -> std::io::Result<()> {
+    /// gangway::mcp::McpServer::new(router)
+    ///     .bearer_token(std::env::var("MCP_TOKEN").unwrap_or_default())
+    ///     .serve_http("127.0.0.1:8080")
+    ///     .await
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// `addr` does not resolve, is not loopback without `allow_remote`, or
+    /// cannot be bound; accepting a connection failed for good.
+    pub async fn serve_http(self, addr: impl ToSocketAddrs) -> io::Result<()> {
+        let addresses: Vec<SocketAddr> = tokio::net::lookup_host(addr).await?.collect();
+        for address in &addresses {
+            self.check_reach(*address)?;
+        }
+        let listener = TcpListener::bind(&addresses[..]).await?;
+        self.serve_http_on(listener).await
+    }
+
+    /// [`serve_http`](McpServer::serve_http) on a listener already bound:
+    /// for a port chosen by the system (`127.0.0.1:0`), whose address
+    /// `listener.local_addr()` tells before serving.
+    ///
+    /// ```no_run
+    /// # async fn demo(router: gangway::ipc::IpcRouter) -> std::io::Result<()> {
+    /// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    /// eprintln!("MCP on http://{}/mcp", listener.local_addr()?);
+    /// gangway::mcp::McpServer::new(router).serve_http_on(listener).await
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`serve_http`](McpServer::serve_http).
+    pub async fn serve_http_on(self, listener: TcpListener) -> io::Result<()> {
+        self.check_reach(listener.local_addr()?)?;
+        // Cancelled when this future ends or is dropped: every session and
+        // connection ends with it.
+        let shutdown = CancellationToken::new();
+        let _stop_all = shutdown.clone().drop_guard();
+        let front = Arc::new(Front::new(self, shutdown.clone()));
+        loop {
+            let (stream, _peer) = match listener.accept().await {
+                Ok(accepted) => accepted,
+                // Out of file descriptors and the like: wait and go on
+                // rather than end the server.
+                Err(error) if is_transient(&error) => {
+                    tracing::warn!(%error, "MCP over HTTP: accepting a connection failed");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
+                Err(error) => return Err(error),
+            };
+            let front = front.clone();
+            let shutdown = shutdown.clone();
+            tokio::spawn(async move {
+                let service = hyper::service::service_fn(move |request| {
+                    let front = front.clone();
+                    async move { Ok::<_, Infallible>(front.answer(request).await) }
+                });
+                let connection = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), service);
+                tokio::select! {
+                    // A client that went away mid-request is no error of ours.
+                    _ = connection => {}
+                    () = shutdown.cancelled() => {}
+                }
+            });
+        }
+    }
+
+    /// Refuses `address` when it is not loopback and remote clients were
+    /// not allowed.
+    fn check_reach(&self, address: SocketAddr) -> io::Result<()> {
+        if self.http.allow_remote || address.ip().is_loopback() {
+            return Ok(());
+        }
+        Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!(
+                "refusing to serve MCP on {address}: it is not a loopback address, so other \
+                 machines could call every command; serve 127.0.0.1, or call \
+                 `.allow_remote(true)` (with `.bearer_token(...)`) to serve it anyway"
+            ),
+        ))
+    }
+}
+
+/// Whether an `accept` error passes (resources exhausted, a connection
+/// reset before it was taken).
+fn is_transient(error: &io::Error) -> bool {
+    matches!(
+        error.kind(),
+        io::ErrorKind::ConnectionAborted
+            | io::ErrorKind::ConnectionReset
+            | io::ErrorKind::Interrupted
+            | io::ErrorKind::OutOfMemory
+    ) || error.raw_os_error().is_some_and(|code| {
+        // EMFILE, ENFILE, ENOBUFS, ENOMEM.
+        [24, 23, 105, 12].contains(&code)
+    })
+}
+
+/// A response body, as rmcp's service gives them.
+type Body = BoxBody<Bytes, Infallible>;
+
+/// What every request meets first: the token check and the path, then
+/// rmcp's Streamable HTTP service.
+struct Front {
+    bearer_token: Option<Arc<[u8]>>,
+    mcp: StreamableHttpService<Handler, SessionsClosing>,
+}
+
+impl Front {
+    fn new(server: McpServer, shutdown: CancellationToken) -> Self {
+        let sessions = Arc::new(SessionsClosing::default());
+        let mut config = StreamableHttpServerConfig::default().with_cancellation_token(shutdown);
+        if server.http.allow_remote {
+            config = config.disable_allowed_hosts();
+        }
+        let bearer_token = server.http.bearer_token.clone();
+        let factory = {
+            let sessions = sessions.clone();
+            move || {
+                let mut handler = Handler::new(server.clone(), CancellationToken::new());
+                handler.http_session = Some(SessionWatch {
+                    sessions: sessions.clone(),
+                    adopted: OnceLock::new(),
+                });
+                Ok(handler)
+            }
+        };
+        Front {
+            bearer_token,
+            mcp: StreamableHttpService::new(factory, sessions, config),
+        }
+    }
+
+    async fn answer(&self, request: Request<Incoming>) -> Response<Body> {
+        if let Some(expected) = &self.bearer_token
+            && !bearer_matches(&request, expected)
+        {
+            return plain(
+                StatusCode::UNAUTHORIZED,
+                "missing or wrong bearer token: send `Authorization: Bearer <token>` with the \
+                 token this server was given",
+            );
+        }
+        if request.uri().path() != MCP_PATH {
+            return plain(
+                StatusCode::NOT_FOUND,
+                &format!("no MCP endpoint here: it is at {MCP_PATH}"),
+            );
+        }
+        self.mcp.handle(request).await
+    }
+}
+
+/// Whether `request` carries `Authorization: Bearer <expected>`.
+fn bearer_matches(request: &Request<Incoming>, expected: &[u8]) -> bool {
+    let Some(value) = request.headers().get(header::AUTHORIZATION) else {
+        return false;
+    };
+    let value = value.as_bytes();
+    let scheme = b"bearer ";
+    if value.len() < scheme.len() || !value[..scheme.len()].eq_ignore_ascii_case(scheme) {
+        return false;
+    }
+    let given = value[scheme.len()..].trim_ascii();
+    bool::from(given.ct_eq(expected))
+}
+
+/// A plain-text answer.
+fn plain(status: StatusCode, message: &str) -> Response<Body> {
+    let mut response = Response::new(Full::new(Bytes::from(format!("{message}\n"))).boxed());
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    if status == StatusCode::UNAUTHORIZED {
+        response.headers_mut().insert(
+            header::WWW_AUTHENTICATE,
+            header::HeaderValue::from_static("Bearer"),
+        );
+    }
+    response
+}
+
+/// How a session's handler learns that its session closed: it adopts the
+/// session on its first call.
+pub(super) struct SessionWatch {
+    sessions: Arc<SessionsClosing>,
+    adopted: OnceLock<()>,
+}
+
+impl SessionWatch {
+    /// Ties `gone` to the session `context`'s request came in (once per
+    /// handler): closing that session cancels it. A session already closed
+    /// cancels it at once.
+    pub(super) fn adopt(&self, context: &RequestContext<RoleServer>, gone: &CancellationToken) {
+        let Some(parts) = context.extensions.get::<hyper::http::request::Parts>() else {
+            return;
+        };
+        let Some(id) = parts
+            .headers
+            .get("mcp-session-id")
+            .and_then(|value| value.to_str().ok())
+        else {
+            return;
+        };
+        self.adopted.get_or_init(|| {
+            let mut open = self.sessions.open.lock_unpoisoned();
+            match open.get_mut(id) {
+                Some(handlers) => handlers.push(gone.clone()),
+                None => gone.cancel(),
+            }
+        });
+    }
+}
+
+/// rmcp's in-memory sessions, and for each open one the `gone` tokens of
+/// its handler, cancelled when it closes (rmcp would let its calls run on
+/// for up to 5 seconds).
+#[derive(Default)]
+struct SessionsClosing {
+    inner: LocalSessionManager,
+    open: Mutex<HashMap<SessionId, Vec<CancellationToken>>>,
+}
+
+impl SessionManager for SessionsClosing {
+    type Error = <LocalSessionManager as SessionManager>::Error;
+    type Transport = <LocalSessionManager as SessionManager>::Transport;
+
+    async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
+        let (id, transport) = self.inner.create_session().await?;
+        self.open.lock_unpoisoned().insert(id.clone(), Vec::new());
+        Ok((id, transport))
+    }
+
+    async fn initialize_session(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<ServerJsonRpcMessage, Self::Error> {
+        self.inner.initialize_session(id, message).await
+    }
+
+    async fn has_session(&self, id: &SessionId) -> Result<bool, Self::Error> {
+        self.inner.has_session(id).await
+    }
+
+    async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
+        let handlers = self.open.lock_unpoisoned().remove(id);
+        for gone in handlers.into_iter().flatten() {
+            gone.cancel();
+        }
+        self.inner.close_session(id).await
+    }
+
+    async fn create_stream(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        self.inner.create_stream(id, message).await
+    }
+
+    async fn accept_message(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<(), Self::Error> {
+        self.inner.accept_message(id, message).await
+    }
+
+    async fn create_standalone_stream(
+        &self,
+        id: &SessionId,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        self.inner.create_standalone_stream(id).await
+    }
+
+    async fn resume(
+        &self,
+        id: &SessionId,
+        last_event_id: String,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        self.inner.resume(id, last_event_id).await
+    }
+
+    async fn restore_session(
+        &self,
+        id: SessionId,
+    ) -> Result<RestoreOutcome<Self::Transport>, Self::Error> {
+        let outcome = self.inner.restore_session(id.clone()).await?;
+        if matches!(outcome, RestoreOutcome::Restored(_)) {
+            self.open.lock_unpoisoned().entry(id).or_default();
+        }
+        Ok(outcome)
+    }
+
+    fn event_store(&self) -> Option<Arc<dyn EventStore>> {
+        self.inner.event_store()
+    }
+}
