@@ -131,3 +131,84 @@ async fn a_call_past_its_timeout_is_an_error_result_and_its_output_is_capped() {
     drop(lines);
     let _ = tokio::time::timeout(std::time::Duration::from_secs(10), serving).await;
 }
+
+/// `examples/mcp.rs --http 127.0.0.1:0` running, with the URL it printed
+/// and what it writes on stderr gathered; killed when dropped.
+struct HttpExample {
+    child: std::process::Child,
+    url: String,
+    stderr: std::sync::Arc<std::sync::Mutex<String>>,
+}
+
+impl HttpExample {
+    fn start() -> Self {
+        use std::io::BufRead;
+        let mut child = std::process::Command::new(example_server())
+            .args(["--http", "127.0.0.1:0"])
+            .stdin(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("the example starts");
+        let stderr = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let (url_tx, url_rx) = std::sync::mpsc::channel();
+        let lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
+        let gathered = stderr.clone();
+        std::thread::spawn(move || {
+            for line in lines.map_while(Result::ok) {
+                if let Some(url) = line.strip_prefix("mcp example: serving MCP on ") {
+                    let _ = url_tx.send(url.to_owned());
+                }
+                let mut gathered = gathered.lock().unwrap();
+                gathered.push_str(&line);
+                gathered.push('\n');
+            }
+        });
+        let url = url_rx
+            .recv_timeout(std::time::Duration::from_secs(30))
+            .expect("the example prints the URL it serves");
+        HttpExample { child, url, stderr }
+    }
+
+    /// What the example wrote on stderr so far, once `wanted` is in it
+    /// (or after 5 s).
+    fn stderr_once(&self, wanted: &str) -> String {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        loop {
+            let stderr = self.stderr.lock().unwrap().clone();
+            if stderr.contains(wanted) || std::time::Instant::now() > deadline {
+                return stderr;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for HttpExample {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+#[ignore = "needs python3 with the mcp SDK"]
+fn the_python_sdk_drives_the_example_over_streamable_http() {
+    let server = HttpExample::start();
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers/mcp_client.py");
+    let (seen, _) = expected::drive("python3", script, &["--url".into(), (&server.url).into()]);
+    expected::check(&seen, "gangway-example", "MCPError", UNKNOWN_TOOL);
+    assert_handler_saw_cancellation(&server.stderr_once("countdown: cancelled after"));
+}
+
+#[test]
+#[ignore = "needs node with the TypeScript MCP SDK"]
+fn the_typescript_sdk_drives_the_example_over_streamable_http() {
+    let server = HttpExample::start();
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/peers/node/mcp_client.mjs"
+    );
+    let (seen, _) = expected::drive("node", script, &["--url".into(), (&server.url).into()]);
+    expected::check(&seen, "gangway-example", "aborted", UNKNOWN_TOOL);
+    assert_handler_saw_cancellation(&server.stderr_once("countdown: cancelled after"));
+}

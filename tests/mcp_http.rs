@@ -1,0 +1,122 @@
+//! `McpServer::serve_http`'s gate: a bearer token the client must send
+//! (401 without it, the Python SDK served with it), the one path it answers
+//! on, and a non-loopback address refused unless allowed.
+
+#[path = "peers/mcp_expected.rs"]
+mod expected;
+
+#[path = "../examples/mcp/commands.rs"]
+mod commands;
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+
+use gangway::mcp::McpServer;
+
+/// A runtime serving the example's commands over HTTP on a free loopback
+/// port, with `server`'s settings; its address.
+fn serve(server: McpServer) -> (tokio::runtime::Runtime, SocketAddr) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let listener = runtime
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let address = listener.local_addr().unwrap();
+    runtime.spawn(async move { server.serve_http_on(listener).await });
+    (runtime, address)
+}
+
+fn example_commands() -> McpServer {
+    McpServer::new(commands::router()).with_server_info("gangway-example", "1")
+}
+
+/// The status line and headers, and body, of one `POST` to `path` with
+/// `extra` headers.
+fn post(address: SocketAddr, path: &str, extra: &str) -> String {
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    let mut stream = TcpStream::connect(address).unwrap();
+    write!(
+        stream,
+        "POST {path} HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\n{extra}Content-Length: {}\r\n\
+         Connection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    answer
+}
+
+#[test]
+fn a_request_without_the_bearer_token_is_unauthorized() {
+    let (_runtime, address) = serve(example_commands().bearer_token("s3cret"));
+    for extra in ["", "Authorization: Bearer wrong\r\n", "Authorization: s3cret\r\n"] {
+        let answer = post(address, "/mcp", extra);
+        assert!(answer.starts_with("HTTP/1.1 401"), "{extra}: {answer}");
+        assert!(
+            answer.contains("www-authenticate: Bearer"),
+            "{extra}: {answer}"
+        );
+        assert!(
+            answer.contains("send `Authorization: Bearer <token>`"),
+            "{extra}: {answer}"
+        );
+    }
+    // The token lets the request through to MCP (which wants `initialize`
+    // first), and only `/mcp` is served.
+    let answer = post(address, "/mcp", "Authorization: Bearer s3cret\r\n");
+    assert!(!answer.starts_with("HTTP/1.1 401"), "{answer}");
+    let answer = post(address, "/elsewhere", "Authorization: bearer s3cret\r\n");
+    assert!(answer.starts_with("HTTP/1.1 404"), "{answer}");
+    assert!(answer.contains("it is at /mcp"), "{answer}");
+}
+
+#[test]
+#[ignore = "needs python3 with the mcp SDK"]
+fn the_python_sdk_with_the_bearer_token_is_served() {
+    let (_runtime, address) = serve(example_commands().bearer_token("s3cret"));
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers/mcp_client.py");
+    let url = format!("http://{address}/mcp");
+    let (seen, _) = expected::drive(
+        "python3",
+        script,
+        &["--url".into(), url.into(), "--token".into(), "s3cret".into()],
+    );
+    expected::check(
+        &seen,
+        "gangway-example",
+        "MCPError",
+        "unknown command `reboot`; did you mean `greet`?",
+    );
+}
+
+#[tokio::test]
+async fn a_non_loopback_address_is_refused_unless_allowed() {
+    let refused = example_commands()
+        .serve_http("0.0.0.0:0")
+        .await
+        .expect_err("0.0.0.0 is refused");
+    assert_eq!(refused.kind(), std::io::ErrorKind::PermissionDenied);
+    let message = refused.to_string();
+    assert!(message.contains("0.0.0.0:0"), "{message}");
+    assert!(message.contains(".allow_remote(true)"), "{message}");
+    // A listener bound by the caller is checked the same way.
+    let listener = tokio::net::TcpListener::bind("0.0.0.0:0").await.unwrap();
+    let refused = example_commands()
+        .serve_http_on(listener)
+        .await
+        .expect_err("a listener on 0.0.0.0 is refused");
+    assert_eq!(refused.kind(), std::io::ErrorKind::PermissionDenied);
+    // Allowed, it serves (until dropped).
+    let serving = example_commands().allow_remote(true).serve_http("0.0.0.0:0");
+    assert!(
+        tokio::time::timeout(std::time::Duration::from_millis(300), serving)
+            .await
+            .is_err(),
+        "serving 0.0.0.0 once allowed"
+    );
+}
