@@ -78,7 +78,11 @@ async fn main() -> std::io::Result<()> {
         .nth(1)
         .unwrap_or_else(|| "127.0.0.1:0".to_owned());
     let listener = tokio::net::TcpListener::bind(&address).await?;
-    let url = format!("http://{}{}", listener.local_addr()?, gangway::mcp::MCP_PATH);
+    let url = format!(
+        "http://{}{}",
+        listener.local_addr()?,
+        gangway::mcp::MCP_PATH
+    );
     eprintln!("conformance example: serving MCP on {url}");
     gangway::mcp::McpServer::new(router())
         .with_server_info("gangway-conformance", env!("CARGO_PKG_VERSION"))

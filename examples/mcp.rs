@@ -23,7 +23,11 @@ async fn main() -> std::io::Result<()> {
         [flag, address] if flag == "--http" => {
             let listener = tokio::net::TcpListener::bind(address).await?;
             // The bound address, for a client (and for port 0).
-            let url = format!("http://{}{}", listener.local_addr()?, gangway::mcp::MCP_PATH);
+            let url = format!(
+                "http://{}{}",
+                listener.local_addr()?,
+                gangway::mcp::MCP_PATH
+            );
             eprintln!("mcp example: serving MCP on {url}");
             server.serve_http_on(listener).await
         }

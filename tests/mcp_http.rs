@@ -54,7 +54,11 @@ fn post(address: SocketAddr, path: &str, extra: &str) -> String {
 #[test]
 fn a_request_without_the_bearer_token_is_unauthorized() {
     let (_runtime, address) = serve(example_commands().bearer_token("s3cret"));
-    for extra in ["", "Authorization: Bearer wrong\r\n", "Authorization: s3cret\r\n"] {
+    for extra in [
+        "",
+        "Authorization: Bearer wrong\r\n",
+        "Authorization: s3cret\r\n",
+    ] {
         let answer = post(address, "/mcp", extra);
         assert!(answer.starts_with("HTTP/1.1 401"), "{extra}: {answer}");
         assert!(
@@ -84,7 +88,12 @@ fn the_python_sdk_with_the_bearer_token_is_served() {
     let (seen, _) = expected::drive(
         "python3",
         script,
-        &["--url".into(), url.into(), "--token".into(), "s3cret".into()],
+        &[
+            "--url".into(),
+            url.into(),
+            "--token".into(),
+            "s3cret".into(),
+        ],
     );
     expected::check(
         &seen,
@@ -112,7 +121,9 @@ async fn a_non_loopback_address_is_refused_unless_allowed() {
         .expect_err("a listener on 0.0.0.0 is refused");
     assert_eq!(refused.kind(), std::io::ErrorKind::PermissionDenied);
     // Allowed, it serves (until dropped).
-    let serving = example_commands().allow_remote(true).serve_http("0.0.0.0:0");
+    let serving = example_commands()
+        .allow_remote(true)
+        .serve_http("0.0.0.0:0");
     assert!(
         tokio::time::timeout(std::time::Duration::from_millis(300), serving)
             .await

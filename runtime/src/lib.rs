@@ -66,7 +66,8 @@
 //!
 //! `ipc`, `stdio` and `controller` are on by default; a host that needs
 //! less turns them off with `default-features = false` and names the ones
-//! it uses. `wrappers`, `client`, `mcp` and `test-util` are off by default.
+//! it uses. `wrappers`, `client`, `mcp`, `mcp-http` and `test-util` are off
+//! by default.
 //!
 //! | feature | default | what it brings | what it pulls in |
 //! |---|---|---|---|
@@ -76,6 +77,7 @@
 //! | `wrappers` | no | `gangway::wrappers`: `write_wrappers`/`check_wrappers` (and `_with` a `WrapperStyle`: scripts or links) from a router's manifest | gangway-codegen's `wrappers` (handlebars, shlex, similar, tempfile, libc; not `syn`) |
 //! | `client` | no | `gangway::cli`: `run_if_call`/`run`, the in-sandbox client, with the blocking `IpcClient`, `SandboxEnv` and the wire protocol; std only (no tokio) | rmpv |
 //! | `mcp` | no | `gangway::mcp`: `McpServer`, a router's commands as Model Context Protocol tools on stdio (turns on `ipc`) | rmcp 3 (it brings schemars, and a second `syn` for its derive) |
+//! | `mcp-http` | no | `McpServer::serve_http`: the same over Streamable HTTP (turns on `mcp`) | rmcp's Streamable HTTP server transport, hyper (HTTP/1), hyper-util, http-body-util, bytes, futures-core |
 //! | `test-util` | no | `StdioTransport::new_for_testing` and the hooks that drive its peer's side in tests (turns on `stdio`) | nothing more |
 //!
 //! Always built, whatever the features: the derives

@@ -3,8 +3,8 @@
 //! one path ([`MCP_PATH`]), refuses a non-loopback address unless the
 //! caller allowed it, and checks an optional bearer token in constant time.
 //! Each MCP session (one `initialize`) gets its own handler, as a stdio
-//! connection does; closing a session (`DELETE`, or its idle timeout)
-//! cancels its running calls.
+//! connection does; closing a session (`DELETE`, or rmcp's 5 minutes
+//! without a message) cancels its running calls at once.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -96,7 +96,9 @@ impl McpServer {
     ///
     /// Each session (each client's `initialize`) has its own state; progress
     /// and `notifications/cancelled` work as on stdio, and closing a session
-    /// (`DELETE`, or 5 minutes without a request) cancels its running calls.
+    /// cancels its running calls: the client's `DELETE`, or 5 minutes
+    /// without a message either way (a long call that reports no progress
+    /// counts as silence).
     /// To learn the port of `127.0.0.1:0`, bind the listener yourself and use
     /// [`serve_http_on`](McpServer::serve_http_on).
     ///

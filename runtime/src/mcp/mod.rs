@@ -5,6 +5,13 @@
 //! as shell words and the same handler path, so a command behaves the same
 //! from a sandboxed shell and from an agent.
 //!
+//! Transports: standard input and output ([`McpServer::serve_stdio`]), any
+//! byte stream ([`McpServer::serve_io`]), and with the `mcp-http` feature
+//! Streamable HTTP (`McpServer::serve_http`, at `/mcp`: loopback only
+//! unless allowed, an optional bearer token). Each connection or HTTP
+//! session has its own state; when it ends, its running calls are
+//! cancelled (`CancelReason::CallerGone`).
+//!
 //! - `tools/list`: each command's name, its doc comment as the description,
 //!   and its JSON Schema as `inputSchema` (an object root, no null unions,
 //!   no `$ref`).
