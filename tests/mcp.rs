@@ -212,3 +212,25 @@ fn the_typescript_sdk_drives_the_example_over_streamable_http() {
     expected::check(&seen, "gangway-example", "aborted", UNKNOWN_TOOL);
     assert_handler_saw_cancellation(&server.stderr_once("countdown: cancelled after"));
 }
+
+#[test]
+#[ignore = "needs node with the TypeScript MCP SDK"]
+fn closing_an_http_session_cancels_its_calls_at_once() {
+    let server = HttpExample::start();
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/peers/node/mcp_session_close.mjs"
+    );
+    let (seen, _) = expected::drive("node", script, &[(&server.url).into()]);
+    assert_eq!(seen["terminated"], true);
+    let stderr = server.stderr_once("countdown: cancelled after");
+    let steps: u64 = stderr
+        .split("countdown: cancelled after ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|steps| steps.parse().ok())
+        .unwrap_or_else(|| panic!("the handler saw the cancellation: {stderr}"));
+    // 0.3 s of 50 ms steps before the `DELETE`; rmcp alone would let the
+    // call run 5 s more (100 steps).
+    assert!(steps < 30, "cancelled after {steps} steps, not at once");
+}

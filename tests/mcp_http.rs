@@ -1,6 +1,7 @@
 //! `McpServer::serve_http`'s gate: a bearer token the client must send
 //! (401 without it, the Python SDK served with it), the one path it answers
-//! on, and a non-loopback address refused unless allowed.
+//! on, a browser origin other than loopback refused, and a non-loopback
+//! address (or a blank token) refused unless allowed.
 
 #[path = "peers/mcp_expected.rs"]
 mod expected;
@@ -74,6 +75,13 @@ fn a_request_without_the_bearer_token_is_unauthorized() {
     // first), and only `/mcp` is served.
     let answer = post(address, "/mcp", "Authorization: Bearer s3cret\r\n");
     assert!(!answer.starts_with("HTTP/1.1 401"), "{answer}");
+    // A browser page from elsewhere is refused even with the token.
+    let answer = post(
+        address,
+        "/mcp",
+        "Authorization: Bearer s3cret\r\nOrigin: http://evil.example\r\n",
+    );
+    assert!(answer.starts_with("HTTP/1.1 403"), "{answer}");
     let answer = post(address, "/elsewhere", "Authorization: bearer s3cret\r\n");
     assert!(answer.starts_with("HTTP/1.1 404"), "{answer}");
     assert!(answer.contains("it is at /mcp"), "{answer}");
@@ -120,6 +128,16 @@ async fn a_non_loopback_address_is_refused_unless_allowed() {
         .await
         .expect_err("a listener on 0.0.0.0 is refused");
     assert_eq!(refused.kind(), std::io::ErrorKind::PermissionDenied);
+    let blank = example_commands()
+        .bearer_token(" ")
+        .serve_http("127.0.0.1:0")
+        .await
+        .expect_err("a blank token is refused");
+    assert_eq!(blank.kind(), std::io::ErrorKind::InvalidInput);
+    assert!(
+        blank.to_string().contains("bearer token is empty"),
+        "{blank}"
+    );
     // Allowed, it serves (until dropped).
     let serving = example_commands()
         .allow_remote(true)

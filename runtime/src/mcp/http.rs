@@ -65,8 +65,8 @@ impl McpServer {
     /// Lets [`serve_http`](McpServer::serve_http) serve an address other
     /// than loopback (`0.0.0.0`, a LAN address): anyone who can reach it can
     /// call every command, so set a [`bearer_token`](McpServer::bearer_token)
-    /// too. Any `Host` header is then accepted (the loopback default rejects
-    /// other hosts, against DNS rebinding from a browser).
+    /// too. Any `Host` and `Origin` header is then accepted (the loopback
+    /// default rejects others, against DNS rebinding from a browser).
     pub fn allow_remote(mut self, allow: bool) -> Self {
         self.http.allow_remote = allow;
         self
@@ -87,9 +87,9 @@ impl McpServer {
     ///
     /// Security: only a loopback address (`127.0.0.1`, `::1`, `localhost`)
     /// is served unless [`allow_remote`](McpServer::allow_remote) says
-    /// otherwise, and requests whose `Host` is not a loopback name are
-    /// refused (`403`), so a web page cannot reach the server through DNS
-    /// rebinding. Every local process can still connect: set a
+    /// otherwise, and requests whose `Host` is not a loopback name, or
+    /// whose `Origin` (a browser's) is not a loopback page, are refused
+    /// (`403`), so a web page cannot reach the server through DNS rebinding. Every local process can still connect: set a
     /// [`bearer_token`](McpServer::bearer_token) when other users share the
     /// machine. There is no TLS: put a TLS-terminating proxy in front of a
     /// remote server.
@@ -104,8 +104,9 @@ impl McpServer {
     ///
     /// ```no_run
     /// # async fn demo(router: gangway::ipc::IpcRouter) -> std::io::Result<()> {
+    /// let token = std::env::var("MCP_TOKEN").map_err(std::io::Error::other)?;
     /// gangway::mcp::McpServer::new(router)
-    ///     .bearer_token(std::env::var("MCP_TOKEN").unwrap_or_default())
+    ///     .bearer_token(token)
     ///     .serve_http("127.0.0.1:8080")
     ///     .await
     /// # }
@@ -114,7 +115,8 @@ impl McpServer {
     /// # Errors
     ///
     /// `addr` does not resolve, is not loopback without `allow_remote`, or
-    /// cannot be bound; accepting a connection failed for good.
+    /// cannot be bound; the bearer token is blank; accepting a connection
+    /// failed for good.
     pub async fn serve_http(self, addr: impl ToSocketAddrs) -> io::Result<()> {
         let addresses: Vec<SocketAddr> = tokio::net::lookup_host(addr).await?.collect();
         for address in &addresses {
@@ -177,8 +179,20 @@ impl McpServer {
     }
 
     /// Refuses `address` when it is not loopback and remote clients were
-    /// not allowed.
+    /// not allowed, and a blank bearer token.
     fn check_reach(&self, address: SocketAddr) -> io::Result<()> {
+        if self
+            .http
+            .bearer_token
+            .as_ref()
+            .is_some_and(|token| token.trim_ascii().is_empty())
+        {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "the MCP bearer token is empty: give `.bearer_token(...)` a secret, or do not \
+                 call it to serve without one",
+            ));
+        }
         if self.http.allow_remote || address.ip().is_loopback() {
             return Ok(());
         }
@@ -208,6 +222,16 @@ fn is_transient(error: &io::Error) -> bool {
     })
 }
 
+/// The browser origins a loopback server accepts, any port.
+const LOOPBACK_ORIGINS: [&str; 6] = [
+    "http://localhost:*",
+    "http://127.0.0.1:*",
+    "http://[::1]:*",
+    "https://localhost:*",
+    "https://127.0.0.1:*",
+    "https://[::1]:*",
+];
+
 /// A response body, as rmcp's service gives them.
 type Body = BoxBody<Bytes, Infallible>;
 
@@ -222,9 +246,14 @@ impl Front {
     fn new(server: McpServer, shutdown: CancellationToken) -> Self {
         let sessions = Arc::new(SessionsClosing::default());
         let mut config = StreamableHttpServerConfig::default().with_cancellation_token(shutdown);
-        if server.http.allow_remote {
-            config = config.disable_allowed_hosts();
-        }
+        config = if server.http.allow_remote {
+            config.disable_allowed_hosts()
+        } else {
+            // rmcp's default already wants a loopback `Host`; a browser page
+            // must also come from a loopback origin (a request without
+            // `Origin`, from a program, passes).
+            config.with_allowed_origins(LOOPBACK_ORIGINS)
+        };
         let bearer_token = server.http.bearer_token.clone();
         let factory = {
             let sessions = sessions.clone();
