@@ -3,7 +3,9 @@
 //! stdio: initialize, the tools and their schemas, typed calls, a stdin
 //! argument given as a string, a failing handler and a misspelt argument as
 //! `isError` results, progress notifications, and a cancelled call whose
-//! handler sees the cancellation.
+//! handler sees the cancellation. The same client scripts, and the
+//! TypeScript SDK's, drive the example over Streamable HTTP too
+//! (`--http 127.0.0.1:0`), where closing the session cancels its calls.
 
 #[path = "peers/mcp_expected.rs"]
 mod expected;
