@@ -2,7 +2,11 @@
 //! a sandbox): the JSON arguments sent as they are, for the host to bind;
 //! the host's streamed output gathered and its progress relayed; the
 //! client's cancellation passed on as the host's cancel; the answer as a
-//! tool result.
+//! tool result, structured when the host's list gave the tool an output
+//! schema.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
 
 use rmcp::RoleServer;
 use rmcp::model::{CallToolRequestParams, CallToolResult};
@@ -12,6 +16,8 @@ use super::Handler;
 use super::call::{gather, result};
 use super::progress::ProgressRelay;
 use crate::ipc::{ArgvOutcome, AsyncIpcClient, CallEvent};
+use crate::sync::LockUnpoisoned;
+use crate::tool::{Manifest, OutputSchema};
 
 /// Runs one tool call on the host to its result.
 pub(super) async fn call(
@@ -24,7 +30,7 @@ pub(super) async fn call(
     let args = serde_json::Value::Object(request.arguments.unwrap_or_default());
     let mut call = match client.call_json_streaming(&name, &args).await {
         Ok(call) => call,
-        Err(error) => return result(Err(error.to_string()), Vec::new()),
+        Err(error) => return result(Err(error.to_string()), Vec::new(), None),
     };
     let progress = ProgressRelay::for_request(&context);
     let limit = session.server.call_timeout;
@@ -88,5 +94,41 @@ pub(super) async fn call(
     if let Some(progress) = progress {
         progress.finish().await;
     }
-    result(outcome, streamed)
+    let output = match &outcome {
+        Ok(_) => session.host_outputs.of(client, &name).await,
+        Err(_) => None,
+    };
+    result(outcome, streamed, output.as_ref())
+}
+
+/// The output schemas of the host's commands, as its last list gave them
+/// (what `tools/list` answered), so a forwarded call's answer is structured
+/// as its tool said it would be.
+#[derive(Debug, Default)]
+pub(super) struct HostOutputs(Mutex<Option<HashMap<String, Option<OutputSchema>>>>);
+
+impl HostOutputs {
+    /// Remembers the output schemas of `manifest`'s commands.
+    pub(super) fn remember(&self, manifest: &Manifest) {
+        let outputs = manifest
+            .commands
+            .iter()
+            .map(|command| (command.name.to_string(), command.output_schema.clone()))
+            .collect();
+        *self.0.lock_unpoisoned() = Some(outputs);
+    }
+
+    /// The output schema of the host's command `name`; the host's list is
+    /// asked for when the client called a tool it has not listed.
+    async fn of(&self, client: &AsyncIpcClient, name: &str) -> Option<OutputSchema> {
+        if let Some(outputs) = &*self.0.lock_unpoisoned()
+            && let Some(output) = outputs.get(name)
+        {
+            return output.clone();
+        }
+        // A host that cannot list answers as an unstructured tool would.
+        let manifest = client.list().await.ok()?;
+        self.remember(&manifest);
+        manifest.command(name)?.output_schema.clone()
+    }
 }

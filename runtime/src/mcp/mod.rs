@@ -35,6 +35,7 @@ mod call;
 mod eof;
 mod forward;
 mod progress;
+mod structured;
 mod tools;
 
 use std::io;
@@ -159,6 +160,7 @@ impl McpServer {
             server: self,
             tools,
             gone,
+            host_outputs: forward::HostOutputs::default(),
         };
         let running = handler
             .serve((reader, writer))
@@ -189,6 +191,8 @@ struct Handler {
     /// Cancelled once the client has gone (its stream ended): running
     /// calls are cancelled with `CancelReason::CallerGone`.
     gone: CancellationToken,
+    /// A forwarding server's: the output schemas of the host's tools.
+    host_outputs: forward::HostOutputs,
 }
 
 impl ServerHandler for Handler {
@@ -208,9 +212,12 @@ impl ServerHandler for Handler {
         match &self.server.commands {
             Commands::Local(_) => Ok(ListToolsResult::with_all_items(self.tools.to_vec())),
             Commands::Host(client) => match client.list().await {
-                Ok(manifest) => Ok(ListToolsResult::with_all_items(
-                    manifest.commands.iter().map(tools::tool).collect(),
-                )),
+                Ok(manifest) => {
+                    self.host_outputs.remember(&manifest);
+                    Ok(ListToolsResult::with_all_items(
+                        manifest.commands.iter().map(tools::tool).collect(),
+                    ))
+                }
                 Err(error) => Err(ErrorData::internal_error(
                     format!("cannot list the host's commands: {error}"),
                     None,
