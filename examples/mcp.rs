@@ -4,8 +4,9 @@
 //! Run with `cargo run --example mcp` (as an MCP client starts it) from
 //! an MCP client (its configuration is in the README: `{"command":
 //! "<path>/mcp"}`). Besides `greet` and `count_words`, it serves `fail`
-//! (a handler error the model reads) and `countdown` (progress, and
-//! cancellation it honours), so every part of a tool call can be tried.
+//! (a handler error the model reads), `countdown` (progress, and
+//! cancellation it honours) and `stats` (a typed result: an output schema
+//! and structured content), so every part of a tool call can be tried.
 
 #[path = "mcp/commands.rs"]
 mod commands;

@@ -56,7 +56,7 @@ fn bridge(program: &str, script: &str, abandoned: &str) {
         )
         .unwrap();
     let env =
-        server.scope(Scope::new("agent").commands(["greet", "count_words", "fail", "countdown"]));
+        server.scope(Scope::new("agent").commands(["greet", "count_words", "fail", "countdown", "stats"]));
     // The SDKs start the server with an environment of their own choosing,
     // so the sandbox's variables go in through bubblewrap.
     let mut sandbox = Bwrap::new(&env);
@@ -108,6 +108,8 @@ fn bridge(program: &str, script: &str, abandoned: &str) {
             ("greet", "ok"),
             ("greet", "usage"),
             ("reboot", "denied"),
+            ("stats", "ok"),
+            ("stats", "ok"),
         ],
         "{records:#?}\n{stderr}"
     );

@@ -29,11 +29,15 @@ pub fn check(seen: &serde_json::Value, server: &str, abandoned: &str, outside: &
     assert_eq!(seen["server"], server);
     let tools = seen["tools"].as_object().unwrap();
     let names: Vec<&str> = tools.keys().map(String::as_str).collect();
-    assert_eq!(names, ["count_words", "countdown", "fail", "greet"]);
+    assert_eq!(names, ["count_words", "countdown", "fail", "greet", "stats"]);
     for (name, tool) in tools {
         assert_eq!(tool["root"], "object", "{name}");
         assert_eq!(tool["problems"], json!([]), "{name}");
+        if name != "stats" {
+            assert_eq!(tool["output"], serde_json::Value::Null, "{name}");
+        }
     }
+    check_typed_result(seen);
     assert_eq!(tools["greet"]["description"], "Greet someone.");
     // `#[ipc(read_only, idempotent)]`, every hint stated; none where none is set.
     assert_eq!(
@@ -74,4 +78,44 @@ pub fn check(seen: &serde_json::Value, server: &str, abandoned: &str, outside: &
         "the client gave up after 0.5 s"
     );
     assert_eq!(seen["after"], json!([false, "hello bob"]));
+}
+
+/// `stats` (`#[ipc(output_schema)]`): its outputSchema (valid 2020-12, an
+/// object root, inline, no null unions: `Option<String>` is a property not
+/// required), and its results' structuredContent, valid against it and the
+/// same JSON as their text.
+fn check_typed_result(seen: &serde_json::Value) {
+    use serde_json::json;
+    let stats = &seen["tools"]["stats"];
+    assert_eq!(stats["output_problems"], json!([]));
+    let output = &stats["output"];
+    assert_eq!(output["type"], "object", "{output}");
+    assert_eq!(
+        output["$schema"],
+        "https://json-schema.org/draft/2020-12/schema"
+    );
+    assert_eq!(output["required"], json!(["words", "lines"]), "{output}");
+    assert_eq!(
+        output["properties"]["longest"]["type"], "string",
+        "{output}"
+    );
+    assert_eq!(
+        seen["stats"],
+        json!({
+            "is_error": false,
+            "structured": {"words": 3, "lines": 2, "longest": "three"},
+            "valid": true,
+            "text_is_json": true,
+        })
+    );
+    // `None` is an absent property, not `null`.
+    assert_eq!(
+        seen["stats_empty"],
+        json!({
+            "is_error": false,
+            "structured": {"words": 0, "lines": 0},
+            "valid": true,
+            "text_is_json": true,
+        })
+    );
 }
