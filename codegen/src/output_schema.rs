@@ -454,7 +454,10 @@ mod tests {
         assert_eq!(any.schema["properties"], json!({"result": {}}));
         assert_eq!(any.structured(Json::Null), json!({"result": null}));
         let maybe = output(json!({"type": ["integer", "null"]}));
-        assert_eq!(maybe.schema["properties"], json!({"result": {"type": "integer"}}));
+        assert_eq!(
+            maybe.schema["properties"],
+            json!({"result": {"type": "integer"}})
+        );
         assert_eq!(maybe.schema["required"], json!([]));
         assert_eq!(maybe.structured(Json::Null), json!({}));
     }
@@ -556,7 +559,10 @@ mod tests {
     #[test]
     fn the_unit_type_is_an_optional_null() {
         let unit = output(json!({"type": "null"}));
-        assert_eq!(unit.schema["properties"], json!({"result": {"type": "null"}}));
+        assert_eq!(
+            unit.schema["properties"],
+            json!({"result": {"type": "null"}})
+        );
         assert_eq!(unit.schema["required"], json!([]));
         assert_eq!(unit.structured(Json::Null), json!({"result": null}));
     }

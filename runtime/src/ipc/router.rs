@@ -237,9 +237,9 @@ fn with_output_schema(
     generated: Option<serde_json::Value>,
 ) -> Result<ToolSchema, crate::tool::OutputSchemaError> {
     match generated {
-        Some(generated) => Ok(schema.with_output_schema(
-            crate::tool::OutputSchema::from_json_schema(&generated)?,
-        )),
+        Some(generated) => {
+            Ok(schema.with_output_schema(crate::tool::OutputSchema::from_json_schema(&generated)?))
+        }
         None => Ok(schema),
     }
 }

@@ -16,6 +16,17 @@
 //!   errors. A `String` response is text content; any other is its JSON as
 //!   text; what the handler streamed (`ctx.stdout` and `ctx.stderr`, in the
 //!   order written, at most 1 MiB) comes first in the text.
+//! - Typed results: a command with `#[ipc(output_schema)]` (its response
+//!   type implements `schemars::JsonSchema`) has an `outputSchema` (an
+//!   object root, a non-object answer wrapped as `{"result": ...}`,
+//!   inlined, no null unions: see [`OutputSchema`](crate::tool::OutputSchema)),
+//!   and each successful result carries `structuredContent` and the same
+//!   JSON as a text block (what the handler streamed is a text block before
+//!   it). The MessagePack answer becomes the JSON serde would write; bytes
+//!   become an array of numbers, as schemars describes them, and a `None`
+//!   an absent property. An error result never carries `structuredContent`.
+//!   A forwarding server takes each tool's output schema from the host's
+//!   list.
 //! - The command's timeout (`#[ipc(timeout = "...")]`), else the server's
 //!   (5 minutes), applies as it does over the socket. The server's guard
 //!   and audit log do not (they belong to [`IpcServer`](crate::ipc::IpcServer)).

@@ -11,6 +11,11 @@ use serde_json::Value as Json;
 /// A type whose JSON Schema gangway can write: any `schemars::JsonSchema`
 /// type, with the `mcp` feature.
 #[cfg(feature = "mcp")]
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no JSON Schema, which `#[ipc(output_schema)]` publishes",
+    label = "the response type (for a `Result`, its success type) does not implement `schemars::JsonSchema`",
+    note = "derive `schemars::JsonSchema` (schemars 1) for it beside `Serialize`, or remove `#[ipc(output_schema)]`"
+)]
 pub trait ResponseSchema {
     /// The JSON Schema (draft 2020-12) of the type as it is serialized.
     fn response_schema() -> Json;
