@@ -55,8 +55,13 @@ fn bridge(program: &str, script: &str, abandoned: &str) {
                 .start(router),
         )
         .unwrap();
-    let env =
-        server.scope(Scope::new("agent").commands(["greet", "count_words", "fail", "countdown", "stats"]));
+    let env = server.scope(Scope::new("agent").commands([
+        "greet",
+        "count_words",
+        "fail",
+        "countdown",
+        "stats",
+    ]));
     // The SDKs start the server with an environment of their own choosing,
     // so the sandbox's variables go in through bubblewrap.
     let mut sandbox = Bwrap::new(&env);

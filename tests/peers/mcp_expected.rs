@@ -29,7 +29,10 @@ pub fn check(seen: &serde_json::Value, server: &str, abandoned: &str, outside: &
     assert_eq!(seen["server"], server);
     let tools = seen["tools"].as_object().unwrap();
     let names: Vec<&str> = tools.keys().map(String::as_str).collect();
-    assert_eq!(names, ["count_words", "countdown", "fail", "greet", "stats"]);
+    assert_eq!(
+        names,
+        ["count_words", "countdown", "fail", "greet", "stats"]
+    );
     for (name, tool) in tools {
         assert_eq!(tool["root"], "object", "{name}");
         assert_eq!(tool["problems"], json!([]), "{name}");
