@@ -235,3 +235,45 @@ async fn a_forwarded_call_past_this_sides_deadline_is_cancelled_on_the_host() {
     assert!(ended.is_ok(), "{ended:?}");
     server.shutdown(Duration::from_secs(5)).await;
 }
+
+/// Writes until its writes fail, then waits to be cancelled.
+#[derive(Clone, serde::Serialize, gangway::IpcCommand)]
+#[ipc(response = String)]
+struct Flood {
+    #[ipc(context)]
+    #[serde(skip)]
+    ctx: gangway::ipc::CallContext,
+}
+
+impl Flood {
+    async fn handle(&mut self) -> String {
+        let chunk = vec![b'x'; 64 * 1024];
+        while self.ctx.stdout(&chunk).await.is_ok() {}
+        self.ctx.cancelled().await;
+        "stopped".to_owned()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn output_past_the_cap_cancels_the_hosts_call() {
+    let router = gangway::ipc::IpcRouter::new().register(Flood {
+        ctx: gangway::ipc::CallContext::detached(),
+    });
+    let server = IpcServer::builder().start(router).await.unwrap();
+    let env = server.sandbox_env();
+    let client = AsyncIpcClient::connect_to(env.endpoint(), env.token())
+        .await
+        .unwrap();
+    let (mut session, _serving) = Session::start(McpServer::forwarding(client)).await;
+    // Without the cancel, the flood would run to the host's timeout.
+    let flood = session.call(1, "flood", json!({})).await;
+    let (is_error, text) = text(&flood);
+    assert!(!is_error, "{}", &text[text.len().saturating_sub(200)..]);
+    assert!(
+        text.ends_with("\n(output cut at 1 MiB)\nstopped"),
+        "{}",
+        &text[text.len().saturating_sub(200)..]
+    );
+    assert!(text.len() < 1024 * 1024 + 100, "{}", text.len());
+    server.shutdown(Duration::from_secs(5)).await;
+}
