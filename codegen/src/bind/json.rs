@@ -17,6 +17,19 @@ impl ToolSchema {
     /// take a string (its UTF-8 bytes) or `{"base64": "..."}` (standard
     /// base64 with padding) for bytes that are not text.
     ///
+    /// ```
+    /// use gangway_codegen::args::Value;
+    /// use gangway_codegen::schema::{ParamSchema, ToolSchema, ValueKind};
+    /// use serde_json::json;
+    ///
+    /// let schema = ToolSchema::new("checksum")
+    ///     .with_param(ParamSchema::new("data", ValueKind::Bytes).stdin());
+    /// let args = schema.parse_json(&json!({"data": "hi"})).unwrap();
+    /// assert_eq!(args.named["data"], Value::Bytes(b"hi".to_vec()));
+    /// let args = schema.parse_json(&json!({"data": {"base64": "/wA="}})).unwrap();
+    /// assert_eq!(args.named["data"], Value::Bytes(vec![0xff, 0x00]));
+    /// ```
+    ///
     /// # Errors
     ///
     /// A [`BindError`] naming the argument, as for
