@@ -55,8 +55,13 @@ fn bridge(program: &str, script: &str, sdk: expected::Sdk) {
                 .start(router),
         )
         .unwrap();
-    let env =
-        server.scope(Scope::new("agent").commands(["greet", "count_words", "fail", "countdown"]));
+    let env = server.scope(Scope::new("agent").commands([
+        "greet",
+        "count_words",
+        "count_bytes",
+        "fail",
+        "countdown",
+    ]));
     // The SDKs start the server with an environment of their own choosing,
     // so the sandbox's variables go in through bubblewrap.
     let mut sandbox = Bwrap::new(&env);
@@ -100,6 +105,8 @@ fn bridge(program: &str, script: &str, sdk: expected::Sdk) {
     assert_eq!(
         outcomes,
         [
+            ("count_bytes", "ok"),
+            ("count_bytes", "ok"),
             ("count_words", "ok"),
             ("countdown", "cancelled"),
             ("countdown", "ok"),

@@ -45,7 +45,10 @@ pub fn check(seen: &serde_json::Value, server: &str, sdk: Sdk, outside: &str) {
     assert_eq!(seen["server"], server);
     let tools = seen["tools"].as_object().unwrap();
     let names: Vec<&str> = tools.keys().map(String::as_str).collect();
-    assert_eq!(names, ["count_words", "countdown", "fail", "greet"]);
+    assert_eq!(
+        names,
+        ["count_bytes", "count_words", "countdown", "fail", "greet"]
+    );
     for (name, tool) in tools {
         assert_eq!(tool["root"], "object", "{name}");
         assert_eq!(tool["problems"], json!([]), "{name}");
@@ -59,6 +62,13 @@ pub fn check(seen: &serde_json::Value, server: &str, sdk: Sdk, outside: &str) {
     assert_eq!(tools["fail"]["annotations"], serde_json::Value::Null);
     assert_eq!(seen["greet"], json!([false, "HELLO ADA"]));
     assert_eq!(seen["count_words"], json!([false, "3"]));
+    // Bytes as a string (its UTF-8 bytes) and as base64 (0xff 0x00 0xfe
+    // 0x80), both of which the inputSchema takes; another shape it refuses.
+    assert_eq!(
+        seen["count_bytes"],
+        json!([[false, "6 bytes, sum 795"], [false, "4 bytes, sum 637"]])
+    );
+    assert_eq!(seen["count_bytes_schema"], json!([true, true, false]));
     assert_eq!(seen["fail"], json!([true, "fail: failed: on purpose"]));
     assert_eq!(
         seen["typo"],

@@ -10,7 +10,9 @@
 //!   no `$ref`).
 //! - `tools/call`: the arguments are bound by the command's schema (types
 //!   checked, "did you mean" for a misspelt name); a stdin argument is an
-//!   ordinary string argument. A handler's error, a binding error, an
+//!   ordinary argument: a string, or for bytes (`Vec<u8>`, `ByteBuf`,
+//!   `InputStream`, given whole) a string or `{"base64": "..."}` for bytes
+//!   that are not text. A handler's error, a binding error, an
 //!   unknown tool and a timeout are results with `isError: true` and the
 //!   message, so the model can read it and try again, never protocol
 //!   errors. A `String` response is text content; any other is its JSON as
