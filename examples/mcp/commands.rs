@@ -46,6 +46,22 @@ impl CountWords {
     }
 }
 
+/// Count the bytes piped in, and add them up.
+#[derive(Clone, Serialize, IpcCommand)]
+#[ipc(name = "count_bytes", response = String)]
+struct CountBytes {
+    /// The bytes: text, or `{"base64": "..."}` for any bytes.
+    #[ipc(stdin)]
+    data: Vec<u8>,
+}
+
+impl CountBytes {
+    async fn handle(&mut self) -> String {
+        let sum: u64 = self.data.iter().map(|&byte| u64::from(byte)).sum();
+        format!("{} bytes, sum {sum}", self.data.len())
+    }
+}
+
 /// Fail with the reason given.
 #[derive(Clone, Serialize, IpcCommand)]
 #[ipc(response = CommandResult<String>)]
@@ -145,6 +161,7 @@ pub fn router() -> IpcRouter {
         .register(CountWords {
             text: String::new(),
         })
+        .register(CountBytes { data: Vec::new() })
         .register(Fail { why: String::new() })
         .register(TextStats {
             text: String::new(),

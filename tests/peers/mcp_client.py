@@ -6,12 +6,14 @@ JSON object on stdout for the Rust test to check.
 It initializes, lists the tools (validating every inputSchema and
 outputSchema as JSON Schema 2020-12 and looking for null unions and `$ref`),
 calls a command with a typed result (its structuredContent validated against
-the tool's outputSchema), a typed command, a
-command whose stdin argument is given as a string, a failing command, a
+the tool's outputSchema), a typed command, a command whose stdin argument is
+given as a string, a bytes stdin argument given as a string and as base64, a
+failing command, a
 misspelt argument, a tool the list did not offer, a call reporting progress, and a slow call it abandons
 after 0.5 s (the SDK then sends `notifications/cancelled`).
 """
 
+import base64
 import json
 import sys
 
@@ -63,6 +65,7 @@ async def session_steps():
             init = await session.initialize()
             seen["server"] = init.server_info.name
             tools = (await session.list_tools()).tools
+            by_name = {tool.name: tool for tool in tools}
             seen["tools"] = {}
             for tool in tools:
                 jsonschema.Draft202012Validator.check_schema(tool.input_schema)
@@ -104,6 +107,17 @@ async def session_steps():
             seen["greet"] = [greet.is_error, text_of(greet)]
             count = await session.call_tool("count_words", {"text": "one two three"})
             seen["count_words"] = [count.is_error, text_of(count)]
+            # Bytes: text as a string, any bytes (here not UTF-8) as base64;
+            # the tool's inputSchema takes both forms and no other.
+            not_utf8 = {"base64": base64.b64encode(bytes([0xFF, 0x00, 0xFE, 0x80])).decode()}
+            byte_schema = jsonschema.Draft202012Validator(by_name["count_bytes"].input_schema)
+            seen["count_bytes_schema"] = [
+                byte_schema.is_valid({"data": data}) for data in ("héllo", not_utf8, {"hex": "ff"})
+            ]
+            seen["count_bytes"] = []
+            for data in ("héllo", not_utf8):
+                counted = await session.call_tool("count_bytes", {"data": data})
+                seen["count_bytes"].append([counted.is_error, text_of(counted)])
             fail = await session.call_tool("fail", {"why": "on purpose"})
             seen["fail"] = [fail.is_error, text_of(fail)]
             typo = await session.call_tool("greet", {"nmae": "ada"})

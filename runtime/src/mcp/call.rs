@@ -13,7 +13,7 @@ use rmcp::service::RequestContext;
 use super::Handler;
 use super::progress::ProgressRelay;
 use crate::ipc::protocol::OutputStream;
-use crate::ipc::{CallContext, CallSink, CancelReason, IpcError, IpcRouter};
+use crate::ipc::{CallContext, CallSink, CancelReason, IpcError, IpcRouter, human};
 use crate::sync::LockUnpoisoned;
 use crate::tool::OutputSchema;
 
@@ -57,8 +57,6 @@ pub(super) async fn call(
             outcome = &mut dispatch => Ok(outcome),
             // The client cancelled.
             () = context.ct.cancelled() => Err(CancelReason::Interrupted),
-            // The client went away (closed its end of the stream).
-            () = session.gone.cancelled() => Err(CancelReason::CallerGone),
             () = deadline => Err(CancelReason::TimedOut),
         };
         match stopped {
@@ -72,8 +70,8 @@ pub(super) async fn call(
                     (CancelReason::TimedOut, _) => Err(IpcError::Handler {
                         method: name.clone(),
                         message: format!(
-                            "timed out after {:?}; the call was cancelled",
-                            limit.unwrap_or_default()
+                            "timed out after {}; the call was cancelled",
+                            human(limit.unwrap_or_default())
                         ),
                         data: Vec::new(),
                     }),

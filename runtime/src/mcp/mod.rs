@@ -10,7 +10,9 @@
 //!   no `$ref`).
 //! - `tools/call`: the arguments are bound by the command's schema (types
 //!   checked, "did you mean" for a misspelt name); a stdin argument is an
-//!   ordinary string argument. A handler's error, a binding error, an
+//!   ordinary argument: a string, or for bytes (`Vec<u8>`, `ByteBuf`,
+//!   `InputStream`, given whole) a string or `{"base64": "..."}` for bytes
+//!   that are not text. A handler's error, a binding error, an
 //!   unknown tool and a timeout are results with `isError: true` and the
 //!   message, so the model can read it and try again, never protocol
 //!   errors. A `String` response is text content; any other is its JSON as
@@ -36,6 +38,13 @@
 //! - `ctx.progress(...)` becomes `notifications/progress` when the request
 //!   carried a `progressToken`.
 //!
+//! [`McpServer::forwarding`] serves a gangway host's commands instead (what
+//! `gangway mcp` runs inside a sandbox): the tools are those the sandbox's
+//! token may call, as the host lists them, and each call runs on the host,
+//! so the host's binder, guard, audit log, timeouts and cancel grace apply
+//! there; this side adds only what [`McpServer::with_call_timeout`] sets.
+//! It ends when the host's connection is lost.
+//!
 //! ```no_run
 //! # async fn demo(router: gangway::ipc::IpcRouter) -> std::io::Result<()> {
 //! gangway::mcp::McpServer::new(router).serve_stdio().await
@@ -43,7 +52,6 @@
 //! ```
 
 mod call;
-mod eof;
 mod forward;
 mod progress;
 mod structured;
@@ -60,7 +68,6 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio_util::sync::CancellationToken;
 
 use crate::ipc::{AsyncIpcClient, IpcRouter};
 
@@ -81,12 +88,19 @@ impl McpServer {
     /// Serves `router`'s commands, naming the server `gangway` and this
     /// crate's version in the `initialize` answer.
     pub fn new(router: IpcRouter) -> Self {
+        McpServer::serving(
+            Commands::Local(Arc::new(router)),
+            Some(Duration::from_secs(300)),
+        )
+    }
+
+    fn serving(commands: Commands, call_timeout: Option<Duration>) -> Self {
         McpServer {
-            commands: Commands::Local(Arc::new(router)),
+            commands,
             name: "gangway".to_owned(),
             version: env!("CARGO_PKG_VERSION").to_owned(),
             cancel_grace: Duration::from_secs(2),
-            call_timeout: Some(Duration::from_secs(300)),
+            call_timeout,
         }
     }
 
@@ -98,7 +112,10 @@ impl McpServer {
     /// guard, audit log and timeouts (this side sets none unless
     /// [`with_call_timeout`](McpServer::with_call_timeout) says so), and a
     /// cancelled tool call cancels the host's call. The tool list is asked
-    /// of the host at every `tools/list`.
+    /// of the host at every `tools/list`. Serving ends, with an error of
+    /// kind [`ConnectionAborted`](io::ErrorKind::ConnectionAborted), when
+    /// the host's connection is lost: the agent's client sees the server
+    /// go rather than an error at every call.
     ///
     /// ```no_run
     /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -107,17 +124,15 @@ impl McpServer {
     /// # Ok(()) }
     /// ```
     pub fn forwarding(client: AsyncIpcClient) -> Self {
-        McpServer {
-            commands: Commands::Host(client),
-            call_timeout: None,
-            ..McpServer::new(IpcRouter::new())
-        }
+        McpServer::serving(Commands::Host(client), None)
     }
 
     /// How long one call may run (5 minutes by default; `None` for no
     /// limit) unless its command sets its own (`#[ipc(timeout = "...")]`);
     /// past it the handler is cancelled (`CancelReason::TimedOut`), given
-    /// the grace, and the result is an error.
+    /// the grace, and the result is an error. Forwarding (no limit by
+    /// default: the host's own timeouts apply), the host's call is
+    /// cancelled at this limit and the result is the same error.
     pub fn with_call_timeout(mut self, timeout: Option<Duration>) -> Self {
         self.call_timeout = timeout;
         self
@@ -132,6 +147,9 @@ impl McpServer {
 
     /// How long a cancelled call's handler may take to finish once its
     /// context says so, before it is dropped (2 seconds by default).
+    /// Forwarding, the host's grace applies, and this one only for a host
+    /// that does not publish its own: a cancelled call waits that long
+    /// (and a second more) for the host's answer, then gives up on it.
     pub fn with_cancel_grace(mut self, grace: Duration) -> Self {
         self.cancel_grace = grace;
         self
@@ -161,27 +179,42 @@ impl McpServer {
         R: AsyncRead + Send + Unpin + 'static,
         W: AsyncWrite + Send + Unpin + 'static,
     {
-        let tools = match &self.commands {
-            Commands::Local(router) => Arc::new(tools::tools(router)),
-            Commands::Host(_) => Arc::new(Vec::new()),
+        let (tools, host) = match &self.commands {
+            Commands::Local(router) => (Arc::new(tools::tools(router)), None),
+            Commands::Host(client) => (Arc::new(Vec::new()), Some(client.clone())),
         };
-        let gone = CancellationToken::new();
-        let reader = eof::SignalEof::new(reader, gone.clone());
         let handler = Handler {
             server: self,
             tools,
-            gone,
             host_outputs: forward::HostOutputs::default(),
         };
         let running = handler
             .serve((reader, writer))
             .await
             .map_err(|error| io::Error::other(format!("MCP initialization failed: {error}")))?;
-        running
-            .waiting()
-            .await
-            .map(|_| ())
-            .map_err(|error| io::Error::other(format!("the MCP session failed: {error}")))
+        let session_failed = |error: tokio::task::JoinError| {
+            io::Error::other(format!("the MCP session failed: {error}"))
+        };
+        let Some(host) = host else {
+            return running.waiting().await.map(|_| ()).map_err(session_failed);
+        };
+        // Without its host a forwarding server can do nothing: it ends, so
+        // the agent's client sees it go (and may start it again) rather
+        // than meet an error at every call.
+        let stop = running.cancellation_token();
+        let ending = running.waiting();
+        tokio::pin!(ending);
+        tokio::select! {
+            ended = &mut ending => ended.map(|_| ()).map_err(session_failed),
+            () = host.closed() => {
+                stop.cancel();
+                let _ = ending.await;
+                Err(io::Error::new(
+                    io::ErrorKind::ConnectionAborted,
+                    "the connection to the gangway host was lost",
+                ))
+            }
+        }
     }
 }
 
@@ -199,9 +232,6 @@ struct Handler {
     server: McpServer,
     /// A local router's tools (they do not change while it serves).
     tools: Arc<Vec<Tool>>,
-    /// Cancelled once the client has gone (its stream ended): running
-    /// calls are cancelled with `CancelReason::CallerGone`.
-    gone: CancellationToken,
     /// A forwarding server's: the output schemas of the host's tools.
     host_outputs: forward::HostOutputs,
 }

@@ -27,7 +27,8 @@ const text = (result) =>
 const seen = { server: client.getServerVersion().name, tools: {} };
 const ajv = new Ajv2020({ strict: false });
 const validators = {};
-for (const tool of (await client.listTools()).tools) {
+const { tools } = await client.listTools();
+for (const tool of tools) {
   ajv.compile(tool.inputSchema);
   const problems = [];
   const walk = (node, path) => {
@@ -84,6 +85,15 @@ const call = async (name, args, options) => {
 };
 seen.greet = await call("greet", { name: "ada", loud: true });
 seen.count_words = await call("count_words", { text: "one two three" });
+// Bytes: text as a string, any bytes (here not UTF-8) as base64; the
+// tool's inputSchema takes both forms and no other.
+const notUtf8 = { base64: Buffer.from([0xff, 0x00, 0xfe, 0x80]).toString("base64") };
+const byteSchema = ajv.compile(tools.find((tool) => tool.name === "count_bytes").inputSchema);
+seen.count_bytes_schema = ["héllo", notUtf8, { hex: "ff" }].map((data) => byteSchema({ data }));
+seen.count_bytes = [
+  await call("count_bytes", { data: "héllo" }),
+  await call("count_bytes", { data: notUtf8 }),
+];
 seen.fail = await call("fail", { why: "on purpose" });
 seen.typo = await call("greet", { nmae: "ada" });
 seen.outside = await call("reboot", {});
