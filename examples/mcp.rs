@@ -7,7 +7,8 @@
 //! and point the client at the URL it prints (`{"url":
 //! "http://127.0.0.1:8080/mcp"}`; port 0 picks a free one). Besides
 //! `greet` and `count_words`, it serves `fail` (a handler error the model
-//! reads) and `countdown` (progress, and cancellation it honours), so every
+//! reads), `countdown` (progress, and cancellation it honours) and `stats`
+//! (a typed result: an output schema and structured content), so every
 //! part of a tool call can be tried.
 
 #[path = "mcp/commands.rs"]

@@ -41,7 +41,12 @@ fn assert_handler_saw_cancellation(stderr: &str) {
 fn the_python_sdk_lists_calls_follows_and_cancels_tools() {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers/mcp_client.py");
     let (seen, stderr) = expected::drive("python3", script, &[example_server().into()]);
-    expected::check(&seen, "gangway-example", "MCPError", UNKNOWN_TOOL);
+    expected::check(
+        &seen,
+        "gangway-example",
+        expected::Sdk::Python,
+        UNKNOWN_TOOL,
+    );
     assert_handler_saw_cancellation(&stderr);
 }
 
@@ -53,7 +58,12 @@ fn the_typescript_sdk_lists_calls_follows_and_cancels_tools() {
         "/tests/peers/node/mcp_client.mjs"
     );
     let (seen, stderr) = expected::drive("node", script, &[example_server().into()]);
-    expected::check(&seen, "gangway-example", "aborted", UNKNOWN_TOOL);
+    expected::check(
+        &seen,
+        "gangway-example",
+        expected::Sdk::TypeScript,
+        UNKNOWN_TOOL,
+    );
     assert_handler_saw_cancellation(&stderr);
 }
 
@@ -131,7 +141,11 @@ async fn a_call_past_its_timeout_is_an_error_result_and_its_output_is_capped() {
     );
     drop(client_write);
     drop(lines);
-    let _ = tokio::time::timeout(std::time::Duration::from_secs(10), serving).await;
+    let ended = tokio::time::timeout(std::time::Duration::from_secs(10), serving)
+        .await
+        .expect("the session ends with its client")
+        .unwrap();
+    assert!(ended.is_ok(), "{ended:?}");
 }
 
 /// `examples/mcp.rs --http 127.0.0.1:0` running, with the URL it printed
@@ -198,7 +212,12 @@ fn the_python_sdk_drives_the_example_over_streamable_http() {
     let server = HttpExample::start();
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers/mcp_client.py");
     let (seen, _) = expected::drive("python3", script, &["--url".into(), (&server.url).into()]);
-    expected::check(&seen, "gangway-example", "MCPError", UNKNOWN_TOOL);
+    expected::check(
+        &seen,
+        "gangway-example",
+        expected::Sdk::Python,
+        UNKNOWN_TOOL,
+    );
     assert_handler_saw_cancellation(&server.stderr_once("countdown: cancelled after"));
 }
 
@@ -211,7 +230,12 @@ fn the_typescript_sdk_drives_the_example_over_streamable_http() {
         "/tests/peers/node/mcp_client.mjs"
     );
     let (seen, _) = expected::drive("node", script, &["--url".into(), (&server.url).into()]);
-    expected::check(&seen, "gangway-example", "aborted", UNKNOWN_TOOL);
+    expected::check(
+        &seen,
+        "gangway-example",
+        expected::Sdk::TypeScript,
+        UNKNOWN_TOOL,
+    );
     assert_handler_saw_cancellation(&server.stderr_once("countdown: cancelled after"));
 }
 

@@ -106,7 +106,7 @@ fn the_python_sdk_with_the_bearer_token_is_served() {
     expected::check(
         &seen,
         "gangway-example",
-        "MCPError",
+        expected::Sdk::Python,
         "unknown command `reboot`; did you mean `greet`?",
     );
 }

@@ -189,7 +189,10 @@ fn run_mcp() -> i32 {
         .build()
     {
         Ok(runtime) => runtime,
-        Err(error) => return fail(&format_args!("mcp: cannot start: {error}")),
+        Err(error) => {
+            eprintln!("gangway mcp: cannot start: {error}");
+            return exit::FAILURE;
+        }
     };
     let code = runtime.block_on(async {
         let client = match gangway::ipc::AsyncIpcClient::from_env().await {
@@ -204,7 +207,15 @@ fn run_mcp() -> i32 {
             .await
         {
             Ok(()) => exit::OK,
-            Err(error) => fail(&format_args!("mcp: {error}")),
+            Err(error) => {
+                eprintln!("gangway mcp: {error}");
+                // The host went away: as for a call that cannot reach it.
+                if error.kind() == std::io::ErrorKind::ConnectionAborted {
+                    exit::UNAVAILABLE
+                } else {
+                    exit::FAILURE
+                }
+            }
         }
     });
     // The read of standard input may still be blocked in its thread (the

@@ -38,7 +38,7 @@ impl Reboot {
 /// against `gangway mcp` in a sandbox holding a token for every command
 /// but `reboot`, and checks what the client saw and what the host's audit
 /// log recorded.
-fn bridge(program: &str, script: &str, abandoned: &str) {
+fn bridge(program: &str, script: &str, sdk: expected::Sdk) {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -55,8 +55,14 @@ fn bridge(program: &str, script: &str, abandoned: &str) {
                 .start(router),
         )
         .unwrap();
-    let env =
-        server.scope(Scope::new("agent").commands(["greet", "count_words", "fail", "countdown"]));
+    let env = server.scope(Scope::new("agent").commands([
+        "greet",
+        "count_words",
+        "count_bytes",
+        "fail",
+        "countdown",
+        "stats",
+    ]));
     // The SDKs start the server with an environment of their own choosing,
     // so the sandbox's variables go in through bubblewrap.
     let mut sandbox = Bwrap::new(&env);
@@ -70,7 +76,7 @@ fn bridge(program: &str, script: &str, abandoned: &str) {
     expected::check(
         &seen,
         "gangway",
-        abandoned,
+        sdk,
         "reboot: not available in this sandbox",
     );
     assert_eq!(REBOOTS.load(Ordering::SeqCst), 0, "reboot never ran");
@@ -100,6 +106,8 @@ fn bridge(program: &str, script: &str, abandoned: &str) {
     assert_eq!(
         outcomes,
         [
+            ("count_bytes", "ok"),
+            ("count_bytes", "ok"),
             ("count_words", "ok"),
             ("countdown", "cancelled"),
             ("countdown", "ok"),
@@ -108,6 +116,8 @@ fn bridge(program: &str, script: &str, abandoned: &str) {
             ("greet", "ok"),
             ("greet", "usage"),
             ("reboot", "denied"),
+            ("stats", "ok"),
+            ("stats", "ok"),
         ],
         "{records:#?}\n{stderr}"
     );
@@ -117,7 +127,7 @@ fn bridge(program: &str, script: &str, abandoned: &str) {
 #[ignore = "needs bwrap and python3 with the mcp SDK"]
 fn the_python_sdk_calls_the_hosts_commands_through_gangway_mcp_in_a_sandbox() {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/peers/mcp_client.py");
-    bridge("python3", script, "MCPError");
+    bridge("python3", script, expected::Sdk::Python);
 }
 
 #[test]
@@ -127,5 +137,5 @@ fn the_typescript_sdk_calls_the_hosts_commands_through_gangway_mcp_in_a_sandbox(
         env!("CARGO_MANIFEST_DIR"),
         "/../tests/peers/node/mcp_client.mjs"
     );
-    bridge("node", script, "aborted");
+    bridge("node", script, expected::Sdk::TypeScript);
 }

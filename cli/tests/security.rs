@@ -710,4 +710,24 @@ fn a_json_call_is_bound_by_the_hosts_schema_and_bad_json_is_a_usage_error() {
         "{}",
         error.message
     );
+
+    // Arguments given two ways at once: refused, neither one chosen.
+    let request = protocol::Request {
+        id: 2,
+        method: "upper".into(),
+        params: None,
+        argv: Some(vec!["--text".into(), "argv".into()]),
+        json: Some(r#"{"text": "json"}"#.into()),
+        stdin: None,
+        stdin_ready: false,
+    };
+    protocol::write_frame(&mut raw, &common::call_frame(request)).unwrap();
+    let body = protocol::read_frame(&mut raw, 1 << 20).unwrap().unwrap();
+    let Ok(protocol::HostFrame::Answer(response)) = protocol::decode::<protocol::HostFrame>(&body)
+    else {
+        panic!("an answer");
+    };
+    let error = response.error.expect("an error");
+    assert_eq!(error.kind.as_str(), "invalid_params");
+    assert!(error.message.contains("one way"), "{}", error.message);
 }

@@ -330,7 +330,10 @@ fn an_older_client_is_refused_with_both_versions_named() {
     let error = response.error.unwrap();
     assert_eq!((error.kind.as_str(), error.exit), ("protocol", 69));
     assert!(
-        error.message.contains("version 1") && error.message.contains("version 2"),
+        error.message.contains("version 1")
+            && error
+                .message
+                .contains(&format!("version {}", protocol::VERSION)),
         "{}",
         error.message
     );

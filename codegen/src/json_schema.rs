@@ -11,7 +11,9 @@ impl ToolSchema {
     /// except a secret's default),
     /// `required`, and no other properties. An optional argument is a plain
     /// property left out of `required`, never a `["T", "null"]` union, which
-    /// several clients reject.
+    /// several clients reject. A bytes argument is `anyOf` a string and
+    /// `{"base64": "..."}`, the two forms
+    /// [`parse_json`](ToolSchema::parse_json) takes.
     ///
     /// ```
     /// use gangway_codegen::schema::{ParamSchema, ToolSchema, ValueKind};
@@ -88,8 +90,23 @@ fn property(param: &ParamSchema) -> Json {
 fn value_schema(kind: &ValueKind) -> Map<String, Json> {
     let mut schema = Map::new();
     match kind {
-        ValueKind::String | ValueKind::Bytes | ValueKind::Path => {
+        ValueKind::String | ValueKind::Path => {
             schema.insert("type".into(), json!("string"));
+        }
+        // JSON has no bytes: text as a string, anything else as base64.
+        ValueKind::Bytes => {
+            schema.insert(
+                "anyOf".into(),
+                json!([
+                    {"type": "string"},
+                    {
+                        "type": "object",
+                        "properties": {"base64": {"type": "string", "contentEncoding": "base64"}},
+                        "required": ["base64"],
+                        "additionalProperties": false
+                    }
+                ]),
+            );
         }
         ValueKind::Int => {
             schema.insert("type".into(), json!("integer"));

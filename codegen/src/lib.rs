@@ -8,6 +8,7 @@
 //! | [`bind`] | always | the one binder from shell words or a JSON object to arguments |
 //! | `help` | always | `--help` text and usage lines rendered from a schema |
 //! | `json_schema` | always | a schema as JSON Schema, for MCP tools and LLM function calls |
+//! | `output_schema` | always | the JSON Schema of a command's answer made fit for an MCP tool's `outputSchema` ([`OutputSchema`](schema::OutputSchema)) |
 //! | `case` | always | the one naming rule: where a name breaks into words, for command names, tool names and long flags |
 //! | `model` | `model` | the reading and checks of `#[ipc(...)]`, `#[tool]` and `#[derive(ArgEnum)]` attributes, used by `gangway-macros` and by the source scanner |
 //! | `render` | `wrappers` | wrapper scripts and the agent reference from handlebars templates |
@@ -25,6 +26,7 @@ pub mod bind;
 mod case;
 mod help;
 mod json_schema;
+mod output_schema;
 pub mod schema;
 
 #[cfg(feature = "model")]

@@ -47,6 +47,13 @@ pub struct ToolSchema {
     /// whether to ask first. Left out of the JSON when none is set.
     #[serde(default, skip_serializing_if = "Annotations::is_empty")]
     pub annotations: Annotations,
+    /// The JSON Schema of what a successful call answers
+    /// (`#[ipc(output_schema)]`), for an MCP tool's `outputSchema`. Set by
+    /// the router when the command is registered (a generated schema is not
+    /// a constant); left out of the JSON when there is none, and absent
+    /// from an older manifest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<OutputSchema>,
 }
 
 /// One argument of a command.
@@ -236,6 +243,7 @@ impl ToolSchema {
             params: Cow::Borrowed(&[]),
             binding: ArgBinding::Typed,
             annotations: Annotations::default(),
+            output_schema: None,
         }
     }
 
@@ -256,6 +264,7 @@ impl ToolSchema {
             params: Cow::Borrowed(params),
             binding,
             annotations,
+            output_schema: None,
         }
     }
 
@@ -287,6 +296,12 @@ impl ToolSchema {
     /// world).
     pub fn with_annotations(mut self, annotations: Annotations) -> Self {
         self.annotations = annotations;
+        self
+    }
+
+    /// Sets the output schema: what a successful call answers.
+    pub fn with_output_schema(mut self, output: OutputSchema) -> Self {
+        self.output_schema = Some(output);
         self
     }
 
@@ -549,6 +564,7 @@ impl Manifest {
 
 pub use crate::annotations::Annotations;
 pub use crate::case::cli_long_name;
+pub use crate::output_schema::{OutputSchema, OutputSchemaError};
 
 /// The short flag of `--help`, which no argument may take.
 pub(crate) const HELP_SHORT: char = 'h';

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use gangway::IpcCommand;
 use gangway::ipc::{CallContext, CommandError, CommandResult, IpcRouter};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Greet someone.
 #[derive(Clone, Serialize, IpcCommand)]
@@ -43,6 +43,22 @@ struct CountWords {
 impl CountWords {
     async fn handle(&mut self) -> usize {
         self.text.split_whitespace().count()
+    }
+}
+
+/// Count the bytes piped in, and add them up.
+#[derive(Clone, Serialize, IpcCommand)]
+#[ipc(name = "count_bytes", response = String)]
+struct CountBytes {
+    /// The bytes: text, or `{"base64": "..."}` for any bytes.
+    #[ipc(stdin)]
+    data: Vec<u8>,
+}
+
+impl CountBytes {
+    async fn handle(&mut self) -> String {
+        let sum: u64 = self.data.iter().map(|&byte| u64::from(byte)).sum();
+        format!("{} bytes, sum {sum}", self.data.len())
     }
 }
 
@@ -96,6 +112,45 @@ impl Countdown {
     }
 }
 
+/// Count the words and lines of a text, and find its longest word.
+#[derive(Clone, Serialize, IpcCommand)]
+#[ipc(name = "stats", response = Stats, read_only, output_schema)]
+struct TextStats {
+    /// The text to look at.
+    #[ipc(positional)]
+    text: String,
+}
+
+/// A text's counts.
+// A typed result (`#[ipc(output_schema)]`): the tool has an `outputSchema`
+// (this type's JSON Schema) and each result `structuredContent`.
+#[derive(Serialize, Deserialize, schemars::JsonSchema)]
+struct Stats {
+    /// How many words.
+    words: usize,
+    /// How many lines.
+    lines: usize,
+    /// The longest word (the first of several as long); none in a text
+    /// without words.
+    longest: Option<String>,
+}
+
+impl TextStats {
+    async fn handle(&mut self) -> Stats {
+        let mut longest: Option<&str> = None;
+        for word in self.text.split_whitespace() {
+            if longest.is_none_or(|l| word.chars().count() > l.chars().count()) {
+                longest = Some(word);
+            }
+        }
+        Stats {
+            words: self.text.split_whitespace().count(),
+            lines: self.text.lines().count(),
+            longest: longest.map(str::to_owned),
+        }
+    }
+}
+
 /// A router with every command of this module.
 pub fn router() -> IpcRouter {
     IpcRouter::new()
@@ -106,7 +161,11 @@ pub fn router() -> IpcRouter {
         .register(CountWords {
             text: String::new(),
         })
+        .register(CountBytes { data: Vec::new() })
         .register(Fail { why: String::new() })
+        .register(TextStats {
+            text: String::new(),
+        })
         .register(Countdown {
             from: 0,
             step_ms: 0,

@@ -140,6 +140,19 @@ fn command_impl(model: &CommandModel) -> TokenStream {
         }
     });
     let schema = schema_tokens(model);
+    // Spanned on the response type: a type with no JSON Schema (or gangway
+    // without `mcp`) is reported there.
+    let response_json_schema = model.output_schema.then(|| {
+        quote_spanned! {response_span=>
+            fn response_json_schema() -> ::core::option::Option<#private::serde_json::Value> {
+                #[allow(unused_imports)]
+                use #private::{PlainSchema as _, ResultSchema as _};
+                ::core::option::Option::Some(
+                    #private::SchemaProbe::<Self::Response>::new().response_json_schema(),
+                )
+            }
+        }
+    });
 
     quote! {
         #[automatically_derived]
@@ -179,6 +192,8 @@ fn command_impl(model: &CommandModel) -> TokenStream {
 
             const SCHEMA: ::core::option::Option<&'static #krate::tool::ToolSchema> =
                 ::core::option::Option::Some(&#schema);
+
+            #response_json_schema
 
             fn encode_reply(
                 __gangway_response: &Self::Response,

@@ -196,6 +196,17 @@ pub use rmp_serde;
 /// - `bound = "T: Trait, ..."`: extra where-clause predicates for the
 ///   generated impl. Each type parameter already gets `Send + 'static`.
 /// - `crate = path`: where `gangway` is, if the dependency is renamed.
+/// - `read_only`, `destructive`, `idempotent`, `open_world`: behaviour
+///   hints, in the schema and as an MCP tool's annotations.
+/// - `output_schema` (with the `mcp` feature): the response type's JSON
+///   Schema, from its `schemars::JsonSchema` (schemars 1; for a
+///   `Result<T, E>`, `T`'s), is the command's
+///   [`OutputSchema`](tool::OutputSchema) and the MCP tool's
+///   `outputSchema`: an object root (any other answer is wrapped as
+///   `{"result": ...}`), inlined, no null unions (an `Option` is a property
+///   not required). Each MCP result then carries `structuredContent`, and
+///   the same JSON as text. A type that contains itself cannot be inlined:
+///   registering the command fails ([`RegisterError::OutputSchema`](ipc::RegisterError::OutputSchema)).
 ///
 /// # Field attributes: `#[ipc(...)]`
 ///

@@ -32,8 +32,8 @@
 //! ```
 
 pub use gangway_codegen::schema::{
-    Annotations, ArgBinding, ArgType, Manifest, ParamSchema, ToolSchema, ValueKind, cli_long_name,
-    closest, is_valid_command_name,
+    Annotations, ArgBinding, ArgType, Manifest, OutputSchema, OutputSchemaError, ParamSchema,
+    ToolSchema, ValueKind, cli_long_name, closest, is_valid_command_name,
 };
 
 pub use gangway_codegen::args::{ToolArgs, ToolArgvError, Value};

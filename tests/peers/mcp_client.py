@@ -4,13 +4,17 @@ MCP server started as `argv[1:]` over stdio, or the one at the URL of
 `--url <url> [--token <bearer token>]` over Streamable HTTP, and printing what
 it saw as one JSON object on stdout for the Rust test to check.
 
-It initializes, lists the tools (validating every inputSchema as JSON Schema
-2020-12 and looking for null unions and `$ref`), calls a typed command, a
-command whose stdin argument is given as a string, a failing command, a
+It initializes, lists the tools (validating every inputSchema and
+outputSchema as JSON Schema 2020-12 and looking for null unions and `$ref`),
+calls a command with a typed result (its structuredContent validated against
+the tool's outputSchema), a typed command, a command whose stdin argument is
+given as a string, a bytes stdin argument given as a string and as base64, a
+failing command, a
 misspelt argument, a tool the list did not offer, a call reporting progress, and a slow call it abandons
 after 0.5 s (the SDK then sends `notifications/cancelled`).
 """
 
+import base64
 import json
 import sys
 
@@ -81,20 +85,59 @@ async def session_steps():
             init = await session.initialize()
             seen["server"] = init.server_info.name
             tools = (await session.list_tools()).tools
+            by_name = {tool.name: tool for tool in tools}
             seen["tools"] = {}
             for tool in tools:
                 jsonschema.Draft202012Validator.check_schema(tool.input_schema)
                 hints = tool.annotations
+                output = tool.output_schema
+                if output is not None:
+                    jsonschema.Draft202012Validator.check_schema(output)
                 seen["tools"][tool.name] = {
                     "annotations": hints.model_dump(by_alias=True, exclude_none=True) if hints else None,
                     "description": tool.description,
                     "root": tool.input_schema.get("type"),
                     "problems": schema_problems(tool.input_schema),
+                    "output": output,
+                    "output_problems": schema_problems(output) if output is not None else None,
                 }
+            outputs = {tool.name: tool.output_schema for tool in tools}
+
+            async def typed(name, arguments):
+                """A typed result: its structuredContent, whether it is valid
+                against the tool's outputSchema, and whether its text is the
+                same JSON."""
+                result = await session.call_tool(name, arguments)
+                structured = result.structured_content
+                try:
+                    jsonschema.Draft202012Validator(outputs[name]).validate(structured)
+                    valid = True
+                except jsonschema.ValidationError as error:
+                    valid = error.message
+                return {
+                    "is_error": result.is_error,
+                    "structured": structured,
+                    "valid": valid,
+                    "text_is_json": json.loads(text_of(result)) == structured,
+                }
+
+            seen["stats"] = await typed("stats", {"text": "one two\nthree"})
+            seen["stats_empty"] = await typed("stats", {"text": ""})
             greet = await session.call_tool("greet", {"name": "ada", "loud": True})
             seen["greet"] = [greet.is_error, text_of(greet)]
             count = await session.call_tool("count_words", {"text": "one two three"})
             seen["count_words"] = [count.is_error, text_of(count)]
+            # Bytes: text as a string, any bytes (here not UTF-8) as base64;
+            # the tool's inputSchema takes both forms and no other.
+            not_utf8 = {"base64": base64.b64encode(bytes([0xFF, 0x00, 0xFE, 0x80])).decode()}
+            byte_schema = jsonschema.Draft202012Validator(by_name["count_bytes"].input_schema)
+            seen["count_bytes_schema"] = [
+                byte_schema.is_valid({"data": data}) for data in ("héllo", not_utf8, {"hex": "ff"})
+            ]
+            seen["count_bytes"] = []
+            for data in ("héllo", not_utf8):
+                counted = await session.call_tool("count_bytes", {"data": data})
+                seen["count_bytes"].append([counted.is_error, text_of(counted)])
             fail = await session.call_tool("fail", {"why": "on purpose"})
             seen["fail"] = [fail.is_error, text_of(fail)]
             typo = await session.call_tool("greet", {"nmae": "ada"})

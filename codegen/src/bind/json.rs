@@ -11,9 +11,24 @@ impl ToolSchema {
     /// Keys are parameter names, aliases or long flag names (with `-` or
     /// `_`). Each value is checked against its type: integers for `int`,
     /// non-negative integers for `uint` and `count`, numbers for `float`,
-    /// `true`/`false` for `bool`, strings for text, paths, bytes and enums
-    /// (an enum's value must be one of its names), anything for `json`, and
-    /// an array (or a single value) for a list. `null` counts as absent.
+    /// `true`/`false` for `bool`, strings for text, paths and enums (an
+    /// enum's value must be one of its names), anything for `json`, and an
+    /// array (or a single value) for a list. `null` counts as absent. Bytes
+    /// take a string (its UTF-8 bytes) or `{"base64": "..."}` (standard
+    /// base64 with padding) for bytes that are not text.
+    ///
+    /// ```
+    /// use gangway_codegen::args::Value;
+    /// use gangway_codegen::schema::{ParamSchema, ToolSchema, ValueKind};
+    /// use serde_json::json;
+    ///
+    /// let schema = ToolSchema::new("checksum")
+    ///     .with_param(ParamSchema::new("data", ValueKind::Bytes).stdin());
+    /// let args = schema.parse_json(&json!({"data": "hi"})).unwrap();
+    /// assert_eq!(args.named["data"], Value::Bytes(b"hi".to_vec()));
+    /// let args = schema.parse_json(&json!({"data": {"base64": "/wA="}})).unwrap();
+    /// assert_eq!(args.named["data"], Value::Bytes(vec![0xff, 0x00]));
+    /// ```
     ///
     /// # Errors
     ///

@@ -9,6 +9,7 @@
 //! | `json` | a JSON object of arguments, as an LLM tool call gives it ([`ToolSchema::parse_json`]) |
 //! | `positionals` | the loose words and named values of positional parameters put in place, for both |
 //! | `value` | one word or JSON value typed by its parameter's kind |
+//! | `bytes` | a bytes value in JSON: a string, or `{"base64": "..."}` |
 //!
 //! ```
 //! use gangway_codegen::args::Value;
@@ -37,6 +38,7 @@ use crate::schema::{
     HELP_LONG, HELP_SHORT, ParamSchema, ToolSchema, ValueKind, cli_long_name, closest,
 };
 
+mod bytes;
 mod json;
 mod positionals;
 mod value;

@@ -4,6 +4,7 @@
 
 use std::borrow::Cow;
 
+use super::bytes::{BYTES_FORMS, bytes_value};
 use super::{BindError, describe_names, invalid, suggest_nearest};
 use crate::args::Value;
 use crate::schema::{ParamSchema, ValueKind};
@@ -33,7 +34,8 @@ pub(super) fn expectation(kind: &ValueKind) -> Cow<'static, str> {
             format!("one of {}", describe_names(values.iter().map(|v| &**v))).into()
         }
         ValueKind::Path => "a path, as a string".into(),
-        ValueKind::String | ValueKind::Bytes => "a string".into(),
+        ValueKind::String => "a string".into(),
+        ValueKind::Bytes => BYTES_FORMS.into(),
         #[allow(unreachable_patterns)]
         _ => "a string".into(),
     }
@@ -111,10 +113,14 @@ pub(super) fn json_value(
     key: &str,
     value: &serde_json::Value,
 ) -> Result<Value, BindError> {
+    if param.kind == ValueKind::Bytes {
+        return bytes_value(param, key, value);
+    }
     typed_json(&param.kind, value).ok_or_else(|| refuse_json(param, key, value))
 }
 
-/// A JSON value as a value of `kind`, if it is one.
+/// A JSON value as a value of `kind`, if it is one (for bytes, the string
+/// form only: [`bytes_value`] takes the base64 one too).
 fn typed_json(kind: &ValueKind, value: &serde_json::Value) -> Option<Value> {
     Some(match kind {
         ValueKind::String | ValueKind::Path => Value::String(value.as_str()?.to_owned()),
@@ -147,7 +153,7 @@ fn typed_json(kind: &ValueKind, value: &serde_json::Value) -> Option<Value> {
 /// JSON, what the kind takes, and the fix when the value only has the wrong
 /// JSON type (`"3"` for a number, `3.0` for a whole number, `1` for a
 /// string). For a secret, neither the value nor a fix that would spell it.
-fn refuse_json(param: &ParamSchema, key: &str, value: &serde_json::Value) -> BindError {
+pub(super) fn refuse_json(param: &ParamSchema, key: &str, value: &serde_json::Value) -> BindError {
     let kind = &param.kind;
     let shown = value.to_string();
     let expected = match whole_number_range(kind, false) {

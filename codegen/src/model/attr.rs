@@ -38,6 +38,9 @@ pub struct CommandOpts {
     /// `read_only`, `destructive`, `idempotent`, `open_world`: the
     /// behaviour hints.
     pub hints: HintOpts,
+    /// `output_schema`: publish the response type's JSON Schema as the
+    /// tool's output schema.
+    pub output_schema: Flag,
 }
 
 /// The behaviour hints of a command struct, each with where it was written.
@@ -93,6 +96,7 @@ impl CommandOpts {
             bound: Vec::new(),
             timeout: None,
             hints: HintOpts::default(),
+            output_schema: Flag::default(),
         };
         for entry in attr_entries(&input.attrs, "ipc", "positional", cx) {
             opts.read_entry(&entry, cx);
@@ -138,6 +142,7 @@ impl CommandOpts {
             | StructKey::Destructive
             | StructKey::Idempotent
             | StructKey::OpenWorld => self.hints.read(key, entry, cx),
+            StructKey::OutputSchema => entry.flag_once(&mut self.output_schema, cx),
             StructKey::Crate => {
                 if let Some(path) = entry.crate_path(cx) {
                     entry.once(&mut self.krate, path, cx);

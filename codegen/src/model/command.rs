@@ -49,6 +49,9 @@ pub struct CommandModel {
     /// `#[ipc(read_only)]`, `#[ipc(destructive)]`, `#[ipc(idempotent)]` and
     /// `#[ipc(open_world)]`: the behaviour hints, as written.
     pub annotations: Annotations,
+    /// `#[ipc(output_schema)]`: the response type's JSON Schema is the
+    /// tool's output schema.
+    pub output_schema: bool,
 }
 
 /// One field of a command struct.
@@ -232,6 +235,7 @@ impl CommandModel {
                 opts.hints.idempotent.is_present(),
                 opts.hints.open_world.is_present(),
             ),
+            output_schema: opts.output_schema.is_present(),
         }
     }
 

@@ -59,12 +59,12 @@ macro_rules! keys {
 
 keys! {
     /// `#[ipc(...)]` on a command struct: what it is and how it runs, then
-    /// its behaviour hints.
+    /// its behaviour hints and its output schema.
     enum StructKey in "`#[ipc(...)]` on a struct" {
         Name = "name", Response = "response", Handler = "handler",
         Timeout = "timeout", Bound = "bound", Crate = "crate",
         ReadOnly = "read_only", Destructive = "destructive", Idempotent = "idempotent",
-        OpenWorld = "open_world",
+        OpenWorld = "open_world", OutputSchema = "output_schema",
     }
 
     /// `#[ipc(...)]` on a field of a command struct: where its value comes
@@ -378,7 +378,8 @@ mod tests {
         assert_eq!(
             unknown_key_message("zzz", StructKey::NAMES, StructKey::PLACE),
             "unknown key `zzz`; `#[ipc(...)]` on a struct accepts `name`, `response`, `handler`, \
-             `timeout`, `bound`, `crate`, `read_only`, `destructive`, `idempotent` and `open_world`"
+             `timeout`, `bound`, `crate`, `read_only`, `destructive`, `idempotent`, `open_world` and \
+             `output_schema`"
         );
         assert_eq!(
             unknown_key_message("readonly", StructKey::NAMES, StructKey::PLACE),

@@ -150,6 +150,19 @@ pub trait IpcCommand: Serialize + Send + 'static {
     /// The command's schema, known at compile time (set by the derive).
     const SCHEMA: Option<&'static ToolSchema> = None;
 
+    /// The JSON Schema of what a successful call answers (a `Result`'s
+    /// success), as its generator writes it: the derive's, with
+    /// `#[ipc(output_schema)]`, from the response type's
+    /// `schemars::JsonSchema`. `None` (the default) for no output schema.
+    ///
+    /// The router makes it the command's
+    /// [`OutputSchema`](crate::tool::OutputSchema) when the command is
+    /// registered (an object root, inlined, no null unions), so MCP clients
+    /// get it as the tool's `outputSchema`.
+    fn response_json_schema() -> Option<serde_json::Value> {
+        None
+    }
+
     /// The command's schema under its current [`name`](IpcCommand::name).
     ///
     /// The derive's compile-time [`SCHEMA`](IpcCommand::SCHEMA) when there is

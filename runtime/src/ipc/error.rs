@@ -171,6 +171,14 @@ pub enum RegisterError {
         /// The name.
         name: String,
     },
+    /// The response's JSON Schema (`#[ipc(output_schema)]`) cannot be an
+    /// output schema: the type contains itself.
+    OutputSchema {
+        /// The command's name.
+        name: String,
+        /// Why, and what to do.
+        reason: String,
+    },
 }
 
 impl fmt::Display for RegisterError {
@@ -186,6 +194,9 @@ impl fmt::Display for RegisterError {
                 "invalid command name `{name}`: it becomes a file name and a shell word, so it must \
                  match `[A-Za-z][A-Za-z0-9_-]*`"
             ),
+            RegisterError::OutputSchema { name, reason } => {
+                write!(f, "command `{name}`: {reason}")
+            }
         }
     }
 }

@@ -1,7 +1,8 @@
 //! Calls made with a JSON object of arguments, as an agent's tool call
 //! gives them: bound by the command's schema (the binder shell words go
 //! through, with the same checks and "did you mean" messages), then
-//! encoded as the command's MessagePack params.
+//! encoded as the command's MessagePack params. JSON has no bytes: a bytes
+//! argument takes a string (its UTF-8 bytes) or `{"base64": "..."}`.
 
 use super::argv::encode_params;
 use super::error::IpcError;
@@ -13,7 +14,11 @@ impl IpcRouter {
     /// argument's type), as an agent's tool call gives them, and returns
     /// the MessagePack-encoded response like
     /// [`dispatch`](IpcRouter::dispatch). A stdin argument is an ordinary
-    /// argument here: a string (bytes too).
+    /// argument here. A bytes argument (`Vec<u8>`, `ByteBuf`, and a stdin
+    /// [`InputStream`](crate::ipc::InputStream), which gets the value whole
+    /// and then ends) takes a string (its UTF-8 bytes) or, for bytes that
+    /// are not text, `{"base64": "..."}` (standard base64 with padding);
+    /// the command's JSON Schema offers both.
     ///
     /// ```
     /// use gangway::IpcCommand;

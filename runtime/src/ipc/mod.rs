@@ -109,6 +109,7 @@ pub use router::{CommandInfo, IpcRouter, TryRegisterError};
 pub use scope::{Scope, ScopeError};
 #[cfg(feature = "ipc")]
 #[cfg_attr(docsrs, doc(cfg(feature = "ipc")))]
+pub(crate) use server::human;
 pub use server::{IpcServer, IpcServerBuilder, ShutdownReport};
 
 /// The error [`IpcCommand::apply_args`] and [`IpcCommand::decode_reply`] return.

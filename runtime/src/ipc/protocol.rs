@@ -3,11 +3,12 @@
 //! a response matched to it by id.
 //!
 //! ```text
-//! hello    {v: 2, token}                       (first frame, at most 4 KiB)
-//! welcome  {v: 2, max_frame, cancel_grace_ms?} (or a failed response, id 0)
+//! hello    {v: 3, token}                       (first frame, at most 4 KiB)
+//! welcome  {v: 3, max_frame, cancel_grace_ms?} (or a failed response, id 0)
 //!
 //! client → host, each a map with one key naming the frame:
-//!   {call: {id, method, params? | argv?, stdin?, stdin_ready?}}
+//!   {call: {id, method, params? | argv? | json?, stdin?, stdin_ready?}}
+//!   {list: {id}}                   the manifest of the commands this token may call
 //!   {input: {id, data}}            a chunk of standard input, within the credit
 //!   {input_end: {id}}              standard input ended
 //!   {cancel: {id, signal?}}        stop the call (the caller got a signal)
@@ -54,9 +55,11 @@ use serde_bytes::ByteBuf;
 
 use super::kind::ErrorKind;
 
-/// The protocol version this crate speaks: 2 since calls stream (output,
-/// progress, input and cancel frames); 1 was one request and one answer.
-pub const VERSION: u32 = 2;
+/// The protocol version this crate speaks: 3 since a call may carry JSON
+/// arguments (`json`) and a client may ask for its commands (`list`); 2
+/// added streaming (output, progress, input and cancel frames); 1 was one
+/// request and one answer.
+pub const VERSION: u32 = 3;
 
 /// The default largest frame: 16 MiB.
 pub const DEFAULT_MAX_FRAME: usize = 16 * 1024 * 1024;

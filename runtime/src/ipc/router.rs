@@ -104,7 +104,8 @@ impl IpcRouter {
     /// # Panics
     ///
     /// Panics, with a message naming the problem, when the name is taken or
-    /// invalid. Use [`try_register`](IpcRouter::try_register) to handle that.
+    /// invalid, or the response type's output schema cannot be made (it
+    /// contains itself). Use [`try_register`](IpcRouter::try_register) to handle that.
     #[track_caller]
     pub fn register<C>(mut self, command: C) -> Self
     where
@@ -143,7 +144,9 @@ impl IpcRouter {
     ///
     /// [`RegisterError::Duplicate`] when the name is taken,
     /// [`RegisterError::InvalidName`] when it is not
-    /// `[A-Za-z][A-Za-z0-9_-]*`. The router is unchanged then.
+    /// `[A-Za-z][A-Za-z0-9_-]*`, [`RegisterError::OutputSchema`] when the
+    /// response type of an `#[ipc(output_schema)]` command contains itself
+    /// (its schema cannot be inlined). The router is unchanged then.
     pub fn insert<C>(&mut self, command: C) -> Result<(), RegisterError>
     where
         C: IpcCommand + Clone + Sync,
@@ -163,7 +166,11 @@ impl IpcRouter {
                 .map(|p| p.clone().into_owned())
                 .collect(),
             stdin_arg: command.stdin_arg().map(Cow::into_owned),
-            schema: command.schema().into_owned(),
+            schema: with_output_schema(command.schema().into_owned(), C::response_json_schema())
+                .map_err(|error| RegisterError::OutputSchema {
+                    name: name.clone(),
+                    reason: error.to_string(),
+                })?,
             timeout: C::TIMEOUT,
             streams_stdin: C::STREAMS_STDIN,
         };
@@ -220,6 +227,20 @@ impl IpcRouter {
             suggestion: closest(method, self.commands.keys().map(String::as_str))
                 .map(str::to_owned),
         }
+    }
+}
+
+/// `schema` with the output schema made from `generated`, the response's
+/// generated JSON Schema, if there is one.
+fn with_output_schema(
+    schema: ToolSchema,
+    generated: Option<serde_json::Value>,
+) -> Result<ToolSchema, crate::tool::OutputSchemaError> {
+    match generated {
+        Some(generated) => {
+            Ok(schema.with_output_schema(crate::tool::OutputSchema::from_json_schema(&generated)?))
+        }
+        None => Ok(schema),
     }
 }
 

@@ -13,8 +13,9 @@ use rmcp::service::RequestContext;
 use super::Handler;
 use super::progress::ProgressRelay;
 use crate::ipc::protocol::OutputStream;
-use crate::ipc::{CallContext, CallSink, CancelReason, IpcError, IpcRouter};
+use crate::ipc::{CallContext, CallSink, CancelReason, IpcError, IpcRouter, human};
 use crate::sync::LockUnpoisoned;
+use crate::tool::OutputSchema;
 
 /// Runs one tool call to its result.
 pub(super) async fn call(
@@ -56,7 +57,7 @@ pub(super) async fn call(
             outcome = &mut dispatch => Ok(outcome),
             // The client cancelled.
             () = context.ct.cancelled() => Err(CancelReason::Interrupted),
-            // The client went away (closed its end of the stream).
+            // The client went away (its HTTP session closed).
             () = session.gone.cancelled() => Err(CancelReason::CallerGone),
             () = deadline => Err(CancelReason::TimedOut),
         };
@@ -71,8 +72,8 @@ pub(super) async fn call(
                     (CancelReason::TimedOut, _) => Err(IpcError::Handler {
                         method: name.clone(),
                         message: format!(
-                            "timed out after {:?}; the call was cancelled",
-                            limit.unwrap_or_default()
+                            "timed out after {}; the call was cancelled",
+                            human(limit.unwrap_or_default())
                         ),
                         data: Vec::new(),
                     }),
@@ -91,12 +92,23 @@ pub(super) async fn call(
     if let Some(progress) = progress {
         progress.finish().await;
     }
-    result(outcome.map_err(|error| error.to_string()), streamed)
+    let output = router
+        .command(&name)
+        .and_then(|info| info.schema.output_schema.as_ref());
+    result(outcome.map_err(|error| error.to_string()), streamed, output)
 }
 
 /// The tool result of a call's outcome (its MessagePack response, or the
-/// error's message), after what it streamed.
-pub(super) fn result(outcome: Result<Vec<u8>, String>, streamed: Vec<u8>) -> CallToolResult {
+/// error's message), after what it streamed; a success of a tool with an
+/// `output` schema is structured (an error never is).
+pub(super) fn result(
+    outcome: Result<Vec<u8>, String>,
+    streamed: Vec<u8>,
+    output: Option<&OutputSchema>,
+) -> CallToolResult {
+    if let (Ok(reply), Some(output)) = (&outcome, output) {
+        return super::structured::result(reply, streamed, output);
+    }
     let mut text = String::from_utf8_lossy(&streamed).into_owned();
     match outcome {
         Ok(reply) => {

@@ -1,17 +1,40 @@
 //! One `tools/call` forwarded to a gangway host (what `gangway mcp` does in
 //! a sandbox): the JSON arguments sent as they are, for the host to bind;
 //! the host's streamed output gathered and its progress relayed; the
-//! client's cancellation passed on as the host's cancel; the answer as a
-//! tool result.
+//! client's cancellation (or this side's deadline, or output past the cap)
+//! passed on as the host's cancel; the answer as a tool result, structured
+//! when the host's list gave the tool an output schema.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::Duration;
 
 use rmcp::RoleServer;
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::RequestContext;
+use tokio::time::Instant;
 
 use super::Handler;
 use super::call::{gather, result};
 use super::progress::ProgressRelay;
-use crate::ipc::{ArgvOutcome, AsyncIpcClient, CallEvent};
+use crate::ipc::{ArgvOutcome, AsyncIpcClient, CallEvent, human};
+use crate::sync::LockUnpoisoned;
+use crate::tool::{Manifest, OutputSchema};
+
+/// How much longer than the host's cancel grace a cancelled call waits for
+/// the host's answer before it gives up on it.
+const ANSWER_MARGIN: Duration = Duration::from_secs(1);
+
+/// Why this side cancelled the host's call.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    /// The client cancelled the tool call, or went away.
+    Client,
+    /// This side's deadline ([`McpServer::with_call_timeout`](super::McpServer::with_call_timeout)).
+    Deadline,
+    /// The output reached the cap: nobody reads the rest.
+    OutputFull,
+}
 
 /// Runs one tool call on the host to its result.
 pub(super) async fn call(
@@ -22,53 +45,96 @@ pub(super) async fn call(
 ) -> CallToolResult {
     let name = request.name.to_string();
     let args = serde_json::Value::Object(request.arguments.unwrap_or_default());
-    let mut call = match client.call_json_streaming(&name, &args).await {
+    let limit = session.server.call_timeout;
+    let deadline = tokio::time::sleep(limit.unwrap_or(Duration::MAX / 4));
+    tokio::pin!(deadline);
+    let timed_out = || {
+        result(
+            Err(format!(
+                "{name}: timed out after {}; the call was cancelled",
+                human(limit.unwrap_or_default())
+            )),
+            Vec::new(),
+            None,
+        )
+    };
+    // Sending waits for room while the host holds as many calls of this
+    // connection as it runs at once: the client's cancel and the deadline
+    // apply to that wait too.
+    let started = tokio::select! {
+        started = client.call_json_streaming(&name, &args) => started,
+        () = context.ct.cancelled() => {
+            return result(
+                Err(format!("{name}: cancelled before it started")),
+                Vec::new(),
+                None,
+            );
+        }
+        () = &mut deadline, if limit.is_some() => return timed_out(),
+    };
+    let mut call = match started {
         Ok(call) => call,
-        Err(error) => return result(Err(error.to_string()), Vec::new()),
+        Err(error) => return result(Err(error.to_string()), Vec::new(), None),
     };
     let progress = ProgressRelay::for_request(&context);
-    let limit = session.server.call_timeout;
-    let deadline = async {
-        match limit {
-            Some(limit) => tokio::time::sleep(limit).await,
-            None => std::future::pending().await,
-        }
-    };
-    tokio::pin!(deadline);
+    // Once cancelled, the host answers within its grace; past it (and a
+    // margin) the call is given up on rather than waited for.
+    let answer_within =
+        client.cancel_grace().unwrap_or(session.server.cancel_grace) + ANSWER_MARGIN;
+    let give_up = tokio::time::sleep(Duration::MAX / 4);
+    tokio::pin!(give_up);
     let mut streamed = Vec::new();
     let mut taking = true;
-    let mut cancelled = false;
-    let mut timed_out = false;
+    let mut stop = None;
+    let mut abandoned = false;
     loop {
-        tokio::select! {
+        let stopping = tokio::select! {
             event = call.next_event() => match event {
                 Some(CallEvent::Output { data, .. }) if taking => {
                     taking = gather(&mut streamed, &data);
+                    (!taking).then_some(Stop::OutputFull)
                 }
+                // Past the cap: dropped.
+                Some(CallEvent::Output { .. }) => None,
                 Some(CallEvent::Progress { done, total, message }) => {
                     if let Some(progress) = &progress {
                         progress.report((done, total, message));
                     }
+                    None
                 }
-                Some(_) => {}
                 None => break,
             },
-            // The client cancelled, or went away: so does the host's call,
-            // whose answer (after the handler's grace) ends this loop.
-            () = context.ct.cancelled(), if !cancelled => {
-                cancelled = true;
-                let _ = call.cancel().await;
+            () = context.ct.cancelled(), if stop.is_none() => Some(Stop::Client),
+            () = session.gone.cancelled(), if stop.is_none() => Some(Stop::Client),
+            () = &mut deadline, if stop.is_none() && limit.is_some() => Some(Stop::Deadline),
+            () = &mut give_up, if stop.is_some() => {
+                abandoned = true;
+                break;
             }
-            () = session.gone.cancelled(), if !cancelled => {
-                cancelled = true;
-                let _ = call.cancel().await;
-            }
-            () = &mut deadline, if !cancelled => {
-                cancelled = true;
-                timed_out = true;
-                let _ = call.cancel().await;
-            }
+        };
+        if let (Some(why), None) = (stopping, stop) {
+            stop = Some(why);
+            // Never waits: this loop must go on reading the call's events,
+            // which keeps the shared connection moving.
+            call.cancel_soon();
+            give_up.as_mut().reset(Instant::now() + answer_within);
         }
+    }
+    if let Some(progress) = progress {
+        progress.finish().await;
+    }
+    if stop == Some(Stop::Deadline) {
+        return timed_out();
+    }
+    if abandoned {
+        return result(
+            Err(format!(
+                "{name}: cancelled; the host did not answer within {}",
+                human(answer_within)
+            )),
+            streamed,
+            None,
+        );
     }
     let outcome = match call.finish().await {
         Ok(ArgvOutcome::Response(reply)) => Ok(reply),
@@ -77,16 +143,41 @@ pub(super) async fn call(
         Ok(ArgvOutcome::Help(text)) => Ok(crate::rmp_serde::to_vec(&text).unwrap_or_default()),
         Err(error) => Err(error.to_string()),
     };
-    let outcome = if timed_out {
-        Err(format!(
-            "{name}: timed out after {:?}; the call was cancelled",
-            limit.unwrap_or_default()
-        ))
-    } else {
-        outcome
+    let output = match &outcome {
+        Ok(_) => session.host_outputs.of(client, &name).await,
+        Err(_) => None,
     };
-    if let Some(progress) = progress {
-        progress.finish().await;
+    result(outcome, streamed, output.as_ref())
+}
+
+/// The output schemas of the host's commands, as its last list gave them
+/// (what `tools/list` answered), so a forwarded call's answer is structured
+/// as its tool said it would be.
+#[derive(Debug, Default)]
+pub(super) struct HostOutputs(Mutex<Option<HashMap<String, Option<OutputSchema>>>>);
+
+impl HostOutputs {
+    /// Remembers the output schemas of `manifest`'s commands.
+    pub(super) fn remember(&self, manifest: &Manifest) {
+        let outputs = manifest
+            .commands
+            .iter()
+            .map(|command| (command.name.to_string(), command.output_schema.clone()))
+            .collect();
+        *self.0.lock_unpoisoned() = Some(outputs);
     }
-    result(outcome, streamed)
+
+    /// The output schema of the host's command `name`; the host's list is
+    /// asked for when the client called a tool it has not listed.
+    async fn of(&self, client: &AsyncIpcClient, name: &str) -> Option<OutputSchema> {
+        if let Some(outputs) = &*self.0.lock_unpoisoned()
+            && let Some(output) = outputs.get(name)
+        {
+            return output.clone();
+        }
+        // A host that cannot list answers as an unstructured tool would.
+        let manifest = client.list().await.ok()?;
+        self.remember(&manifest);
+        manifest.command(name)?.output_schema.clone()
+    }
 }

@@ -89,7 +89,8 @@ impl McpServer {
     /// is served unless [`allow_remote`](McpServer::allow_remote) says
     /// otherwise, and requests whose `Host` is not a loopback name, or
     /// whose `Origin` (a browser's) is not a loopback page, are refused
-    /// (`403`), so a web page cannot reach the server through DNS rebinding. Every local process can still connect: set a
+    /// (`403`), so a web page cannot reach the server through DNS
+    /// rebinding. Every local process can still connect: set a
     /// [`bearer_token`](McpServer::bearer_token) when other users share the
     /// machine. There is no TLS: put a TLS-terminating proxy in front of a
     /// remote server.

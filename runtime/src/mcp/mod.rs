@@ -9,20 +9,35 @@
 //! byte stream ([`McpServer::serve_io`]), and with the `mcp-http` feature
 //! Streamable HTTP (`McpServer::serve_http`, at `/mcp`: loopback only
 //! unless allowed, an optional bearer token). Each connection or HTTP
-//! session has its own state; when it ends, its running calls are
-//! cancelled (`CancelReason::CallerGone`).
+//! session has its own state. When an HTTP session closes, its running
+//! calls are cancelled at once (`CancelReason::CallerGone`); when a
+//! stream's input ends, rmcp gives them 5 seconds to answer, then cancels
+//! them.
 //!
 //! - `tools/list`: each command's name, its doc comment as the description,
 //!   and its JSON Schema as `inputSchema` (an object root, no null unions,
 //!   no `$ref`).
 //! - `tools/call`: the arguments are bound by the command's schema (types
 //!   checked, "did you mean" for a misspelt name); a stdin argument is an
-//!   ordinary string argument. A handler's error, a binding error, an
+//!   ordinary argument: a string, or for bytes (`Vec<u8>`, `ByteBuf`,
+//!   `InputStream`, given whole) a string or `{"base64": "..."}` for bytes
+//!   that are not text. A handler's error, a binding error, an
 //!   unknown tool and a timeout are results with `isError: true` and the
 //!   message, so the model can read it and try again, never protocol
 //!   errors. A `String` response is text content; any other is its JSON as
 //!   text; what the handler streamed (`ctx.stdout` and `ctx.stderr`, in the
 //!   order written, at most 1 MiB) comes first in the text.
+//! - Typed results: a command with `#[ipc(output_schema)]` (its response
+//!   type implements `schemars::JsonSchema`) has an `outputSchema` (an
+//!   object root, a non-object answer wrapped as `{"result": ...}`,
+//!   inlined, no null unions: see [`OutputSchema`](crate::tool::OutputSchema)),
+//!   and each successful result carries `structuredContent` and the same
+//!   JSON as a text block (what the handler streamed is a text block before
+//!   it). The MessagePack answer becomes the JSON serde would write; bytes
+//!   become an array of numbers, as schemars describes them, and a `None`
+//!   an absent property. An error result never carries `structuredContent`.
+//!   A forwarding server takes each tool's output schema from the host's
+//!   list.
 //! - The command's timeout (`#[ipc(timeout = "...")]`), else the server's
 //!   (5 minutes), applies as it does over the socket. The server's guard
 //!   and audit log do not (they belong to [`IpcServer`](crate::ipc::IpcServer)).
@@ -32,6 +47,13 @@
 //! - `ctx.progress(...)` becomes `notifications/progress` when the request
 //!   carried a `progressToken`.
 //!
+//! [`McpServer::forwarding`] serves a gangway host's commands instead (what
+//! `gangway mcp` runs inside a sandbox): the tools are those the sandbox's
+//! token may call, as the host lists them, and each call runs on the host,
+//! so the host's binder, guard, audit log, timeouts and cancel grace apply
+//! there; this side adds only what [`McpServer::with_call_timeout`] sets.
+//! It ends when the host's connection is lost.
+//!
 //! ```no_run
 //! # async fn demo(router: gangway::ipc::IpcRouter) -> std::io::Result<()> {
 //! gangway::mcp::McpServer::new(router).serve_stdio().await
@@ -39,11 +61,11 @@
 //! ```
 
 mod call;
-mod eof;
 mod forward;
 #[cfg(feature = "mcp-http")]
 mod http;
 mod progress;
+mod structured;
 mod tools;
 
 use std::io;
@@ -85,12 +107,19 @@ impl McpServer {
     /// Serves `router`'s commands, naming the server `gangway` and this
     /// crate's version in the `initialize` answer.
     pub fn new(router: IpcRouter) -> Self {
+        McpServer::serving(
+            Commands::Local(Arc::new(router)),
+            Some(Duration::from_secs(300)),
+        )
+    }
+
+    fn serving(commands: Commands, call_timeout: Option<Duration>) -> Self {
         McpServer {
-            commands: Commands::Local(Arc::new(router)),
+            commands,
             name: "gangway".to_owned(),
             version: env!("CARGO_PKG_VERSION").to_owned(),
             cancel_grace: Duration::from_secs(2),
-            call_timeout: Some(Duration::from_secs(300)),
+            call_timeout,
             #[cfg(feature = "mcp-http")]
             http: http::HttpSettings::default(),
         }
@@ -104,7 +133,10 @@ impl McpServer {
     /// guard, audit log and timeouts (this side sets none unless
     /// [`with_call_timeout`](McpServer::with_call_timeout) says so), and a
     /// cancelled tool call cancels the host's call. The tool list is asked
-    /// of the host at every `tools/list`.
+    /// of the host at every `tools/list`. Serving ends, with an error of
+    /// kind [`ConnectionAborted`](io::ErrorKind::ConnectionAborted), when
+    /// the host's connection is lost: the agent's client sees the server
+    /// go rather than an error at every call.
     ///
     /// ```no_run
     /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -113,17 +145,15 @@ impl McpServer {
     /// # Ok(()) }
     /// ```
     pub fn forwarding(client: AsyncIpcClient) -> Self {
-        McpServer {
-            commands: Commands::Host(client),
-            call_timeout: None,
-            ..McpServer::new(IpcRouter::new())
-        }
+        McpServer::serving(Commands::Host(client), None)
     }
 
     /// How long one call may run (5 minutes by default; `None` for no
     /// limit) unless its command sets its own (`#[ipc(timeout = "...")]`);
     /// past it the handler is cancelled (`CancelReason::TimedOut`), given
-    /// the grace, and the result is an error.
+    /// the grace, and the result is an error. Forwarding (no limit by
+    /// default: the host's own timeouts apply), the host's call is
+    /// cancelled at this limit and the result is the same error.
     pub fn with_call_timeout(mut self, timeout: Option<Duration>) -> Self {
         self.call_timeout = timeout;
         self
@@ -138,6 +168,9 @@ impl McpServer {
 
     /// How long a cancelled call's handler may take to finish once its
     /// context says so, before it is dropped (2 seconds by default).
+    /// Forwarding, the host's grace applies, and this one only for a host
+    /// that does not publish its own: a cancelled call waits that long
+    /// (and a second more) for the host's answer, then gives up on it.
     pub fn with_cancel_grace(mut self, grace: Duration) -> Self {
         self.cancel_grace = grace;
         self
@@ -167,18 +200,40 @@ impl McpServer {
         R: AsyncRead + Send + Unpin + 'static,
         W: AsyncWrite + Send + Unpin + 'static,
     {
-        let gone = CancellationToken::new();
-        let reader = eof::SignalEof::new(reader, gone.clone());
-        let handler = Handler::new(self, gone);
+        let host = match &self.commands {
+            Commands::Local(_) => None,
+            Commands::Host(client) => Some(client.clone()),
+        };
+        // The end of the input is not a cancel: rmcp gives running calls
+        // time to answer (5 s) before it cancels them itself.
+        let handler = Handler::new(self, CancellationToken::new());
         let running = handler
             .serve((reader, writer))
             .await
             .map_err(|error| io::Error::other(format!("MCP initialization failed: {error}")))?;
-        running
-            .waiting()
-            .await
-            .map(|_| ())
-            .map_err(|error| io::Error::other(format!("the MCP session failed: {error}")))
+        let session_failed = |error: tokio::task::JoinError| {
+            io::Error::other(format!("the MCP session failed: {error}"))
+        };
+        let Some(host) = host else {
+            return running.waiting().await.map(|_| ()).map_err(session_failed);
+        };
+        // Without its host a forwarding server can do nothing: it ends, so
+        // the agent's client sees it go (and may start it again) rather
+        // than meet an error at every call.
+        let stop = running.cancellation_token();
+        let ending = running.waiting();
+        tokio::pin!(ending);
+        tokio::select! {
+            ended = &mut ending => ended.map(|_| ()).map_err(session_failed),
+            () = host.closed() => {
+                stop.cancel();
+                let _ = ending.await;
+                Err(io::Error::new(
+                    io::ErrorKind::ConnectionAborted,
+                    "the connection to the gangway host was lost",
+                ))
+            }
+        }
     }
 }
 
@@ -196,12 +251,14 @@ struct Handler {
     server: McpServer,
     /// A local router's tools (they do not change while it serves).
     tools: Arc<Vec<Tool>>,
-    /// Cancelled once the client has gone (its stream ended): running
-    /// calls are cancelled with `CancelReason::CallerGone`.
+    /// Cancelled when the client has gone (an HTTP session closed):
+    /// running calls are cancelled with `CancelReason::CallerGone`.
     gone: CancellationToken,
     /// Over HTTP, how `gone` learns that the session closed.
     #[cfg(feature = "mcp-http")]
     http_session: Option<http::SessionWatch>,
+    /// A forwarding server's: the output schemas of the host's tools.
+    host_outputs: forward::HostOutputs,
 }
 
 impl Handler {
@@ -218,6 +275,7 @@ impl Handler {
             gone,
             #[cfg(feature = "mcp-http")]
             http_session: None,
+            host_outputs: forward::HostOutputs::default(),
         }
     }
 }
@@ -239,9 +297,12 @@ impl ServerHandler for Handler {
         match &self.server.commands {
             Commands::Local(_) => Ok(ListToolsResult::with_all_items(self.tools.to_vec())),
             Commands::Host(client) => match client.list().await {
-                Ok(manifest) => Ok(ListToolsResult::with_all_items(
-                    manifest.commands.iter().map(tools::tool).collect(),
-                )),
+                Ok(manifest) => {
+                    self.host_outputs.remember(&manifest);
+                    Ok(ListToolsResult::with_all_items(
+                        manifest.commands.iter().map(tools::tool).collect(),
+                    ))
+                }
                 Err(error) => Err(ErrorData::internal_error(
                     format!("cannot list the host's commands: {error}"),
                     None,

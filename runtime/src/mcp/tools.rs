@@ -17,7 +17,8 @@ pub(super) fn tools(router: &IpcRouter) -> Vec<Tool> {
 }
 
 /// One command as a tool: its name, its description (the doc comment's
-/// paragraphs), its JSON Schema as `inputSchema`, and its behaviour hints
+/// paragraphs), its JSON Schema as `inputSchema`, its answer's
+/// (`#[ipc(output_schema)]`) as `outputSchema`, and its behaviour hints
 /// (`#[ipc(read_only)]`, ...) as `annotations`.
 pub(super) fn tool(schema: &ToolSchema) -> Tool {
     let mut description = schema.description.to_string();
@@ -31,6 +32,10 @@ pub(super) fn tool(schema: &ToolSchema) -> Tool {
         _ => JsonObject::new(),
     };
     let mut tool = Tool::new(schema.name.to_string(), description, Arc::new(input));
+    tool.output_schema = schema
+        .output_schema
+        .as_ref()
+        .map(|output| Arc::new(output.schema.clone()));
     let hints = schema.annotations;
     if !hints.is_empty() {
         // MCP takes an unstated `destructiveHint` and `openWorldHint` as

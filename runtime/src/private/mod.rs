@@ -4,6 +4,7 @@
 //!
 //! - `decode`: `#[derive(IpcCommand)]`'s argument decoding.
 //! - `reply`: how a derived command's response travels.
+//! - `schema`: a derived command's response schema (`#[ipc(output_schema)]`).
 //! - `tool`: the run-time half of `#[gangway::tool]`.
 //!
 //! Every path the macros emit is re-exported here, so the generated code
@@ -11,10 +12,12 @@
 
 mod decode;
 mod reply;
+mod schema;
 mod tool;
 
 pub use clap;
 pub use serde;
+pub use serde_json;
 pub use std::borrow::Cow;
 pub use std::marker::PhantomData;
 
@@ -26,6 +29,7 @@ pub use decode::{
     too_many_args, unknown_arg,
 };
 pub use reply::{BytesReply, PlainReply, ReplyProbe, ResultReply};
+pub use schema::{PlainSchema, ResponseSchema, ResultSchema, SchemaProbe};
 pub use tool::{
     DefaultText, DefaultViaDisplay, DefaultViaValueEnum, KindProbe, ViaArgType, ViaText,
     ViaValueEnum, bind_with_clap, missing_bytes, parse_json_arg, tool_bytes, tool_help,

@@ -4,7 +4,9 @@
 // gangway MCP server started as argv[2..] over stdio, or the one at the URL
 // of `--url <url> [--token <bearer token>]` over Streamable HTTP, and
 // printing what it saw as one JSON object on stdout for the Rust test to
-// check: the same steps as mcp_client.py.
+// check: the same steps as mcp_client.py (every inputSchema and
+// outputSchema compiled as JSON Schema 2020-12; a typed result's
+// structuredContent validated).
 
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -34,7 +36,9 @@ const text = (result) =>
 
 const seen = { server: client.getServerVersion().name, tools: {} };
 const ajv = new Ajv2020({ strict: false });
-for (const tool of (await client.listTools()).tools) {
+const validators = {};
+const { tools } = await client.listTools();
+for (const tool of tools) {
   ajv.compile(tool.inputSchema);
   const problems = [];
   const walk = (node, path) => {
@@ -42,23 +46,64 @@ for (const tool of (await client.listTools()).tools) {
     else if (node && typeof node === "object") {
       if ("$ref" in node || "$defs" in node) problems.push(`${path}: $ref/$defs`);
       if (Array.isArray(node.type) && node.type.includes("null")) problems.push(`${path}: null union`);
+      for (const key of ["anyOf", "oneOf"]) {
+        if ((node[key] ?? []).some((option) => option?.type === "null")) {
+          problems.push(`${path}: null union in ${key}`);
+        }
+      }
       for (const [key, value] of Object.entries(node)) walk(value, `${path}/${key}`);
     }
   };
   walk(tool.inputSchema, "");
+  const output = tool.outputSchema ?? null;
+  let outputProblems = null;
+  if (output) {
+    validators[tool.name] = ajv.compile(output);
+    outputProblems = [];
+    const before = problems.length;
+    walk(output, "");
+    outputProblems = problems.splice(before);
+  }
   seen.tools[tool.name] = {
     annotations: tool.annotations ?? null,
     description: tool.description,
     root: tool.inputSchema.type,
     problems,
+    output,
+    output_problems: outputProblems,
   };
 }
+// A typed result: its structuredContent, whether it is valid against the
+// tool's outputSchema (the SDK checks it too, and throws if not), and
+// whether its text is the same JSON.
+const typed = async (name, args) => {
+  const result = await client.callTool({ name, arguments: args });
+  const validate = validators[name];
+  const valid = validate(result.structuredContent) ? true : ajv.errorsText(validate.errors);
+  return {
+    is_error: Boolean(result.isError),
+    structured: result.structuredContent ?? null,
+    valid,
+    text_is_json: JSON.stringify(JSON.parse(text(result))) === JSON.stringify(result.structuredContent),
+  };
+};
+seen.stats = await typed("stats", { text: "one two\nthree" });
+seen.stats_empty = await typed("stats", { text: "" });
 const call = async (name, args, options) => {
   const result = await client.callTool({ name, arguments: args }, undefined, options);
   return [Boolean(result.isError), text(result)];
 };
 seen.greet = await call("greet", { name: "ada", loud: true });
 seen.count_words = await call("count_words", { text: "one two three" });
+// Bytes: text as a string, any bytes (here not UTF-8) as base64; the
+// tool's inputSchema takes both forms and no other.
+const notUtf8 = { base64: Buffer.from([0xff, 0x00, 0xfe, 0x80]).toString("base64") };
+const byteSchema = ajv.compile(tools.find((tool) => tool.name === "count_bytes").inputSchema);
+seen.count_bytes_schema = ["héllo", notUtf8, { hex: "ff" }].map((data) => byteSchema({ data }));
+seen.count_bytes = [
+  await call("count_bytes", { data: "héllo" }),
+  await call("count_bytes", { data: notUtf8 }),
+];
 seen.fail = await call("fail", { why: "on purpose" });
 seen.typo = await call("greet", { nmae: "ada" });
 seen.outside = await call("reboot", {});

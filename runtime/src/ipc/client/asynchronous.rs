@@ -8,7 +8,7 @@ use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, watch};
 
 use super::error::{ClientError, RemoteError};
 use super::event::CallEvent;
@@ -60,8 +60,11 @@ pub struct AsyncIpcClient {
 struct AsyncInner {
     outbox: mpsc::Sender<Vec<u8>>,
     pending: Arc<Mutex<Option<Pending>>>,
+    /// Becomes `true` once the connection is lost.
+    lost: watch::Receiver<bool>,
     next_id: AtomicU64,
     max_frame: usize,
+    cancel_grace: Option<std::time::Duration>,
     tasks: [tokio::task::AbortHandle; 2],
 }
 
@@ -150,8 +153,12 @@ impl AsyncIpcClient {
         };
         let sent = protocol::write_frame_async(&mut writer, &hello(token)).await;
         let read = protocol::read_frame_async(&mut reader, protocol::MAX_HELLO_FRAME).await;
-        let max_frame = hello_answer(read, sent)?.max_frame;
+        let greeting = hello_answer(read, sent)?;
+        let max_frame = greeting.max_frame;
         let pending: Arc<Mutex<Option<Pending>>> = Arc::new(Mutex::new(Some(HashMap::new())));
+        let (lose, lost) = watch::channel(false);
+        let lose = Arc::new(lose);
+        let write_lose = lose.clone();
         let (outbox, mut frames) = mpsc::channel::<Vec<u8>>(64);
         let write_pending = pending.clone();
         let writer_task = tokio::spawn(async move {
@@ -164,15 +171,17 @@ impl AsyncIpcClient {
                 }
             }
             // Nothing more can be sent: fail whoever still waits.
-            fail_all(&write_pending, None);
+            fail_all(&write_pending, None, &write_lose);
         });
-        let reader_task = tokio::spawn(read_answers(reader, pending.clone(), max_frame));
+        let reader_task = tokio::spawn(read_answers(reader, pending.clone(), max_frame, lose));
         Ok(AsyncIpcClient {
             inner: Arc::new(AsyncInner {
                 outbox,
                 pending,
+                lost,
                 next_id: AtomicU64::new(1),
                 max_frame,
+                cancel_grace: greeting.cancel_grace,
                 tasks: [writer_task.abort_handle(), reader_task.abort_handle()],
             }),
         })
@@ -181,6 +190,25 @@ impl AsyncIpcClient {
     /// The largest frame the host takes (from its welcome).
     pub fn max_frame(&self) -> usize {
         self.inner.max_frame
+    }
+
+    /// How long the host gives a cancelled call's handler to finish before
+    /// it answers (from its welcome; `None` from a host that does not say).
+    pub fn cancel_grace(&self) -> Option<std::time::Duration> {
+        self.inner.cancel_grace
+    }
+
+    /// Whether the connection is lost: every call from now on fails.
+    pub fn is_closed(&self) -> bool {
+        *self.inner.lost.borrow()
+    }
+
+    /// Completes once the connection is lost (the host closed it or went
+    /// away, or a write failed), for a program that should stop then.
+    pub async fn closed(&self) {
+        let mut lost = self.inner.lost.clone();
+        // An error means the connection's tasks are gone: lost too.
+        let _ = lost.wait_for(|lost| *lost).await;
     }
 
     /// Sends a call with `waiter` registered for its frames, until the
@@ -373,7 +401,8 @@ impl AsyncIpcClient {
 }
 
 /// A call in progress whose output and progress arrive as events before
-/// its result (from [`AsyncIpcClient::call_argv_streaming`]). Dropping it
+/// its result (from [`AsyncIpcClient::call_argv_streaming`] or
+/// [`AsyncIpcClient::call_json_streaming`]). Dropping it
 /// gives up on the call: its late frames are dropped (use
 /// [`cancel`](CallStream::cancel) to stop the handler).
 pub struct CallStream {
@@ -446,10 +475,35 @@ impl CallStream {
             .await
             .map_err(|_| closed())
     }
+
+    /// Sends the cancel without waiting for room to send it: queued now if
+    /// there is room, else by a task of its own, so a caller that must go
+    /// on reading this call's events (and so keep the connection moving)
+    /// never waits on it. Must be called within a Tokio runtime.
+    pub fn cancel_soon(&self) {
+        let frame = protocol::encode(&ClientFrame::Cancel(Cancel {
+            id: self.id,
+            signal: None,
+        }));
+        if let Err(mpsc::error::TrySendError::Full(frame)) =
+            self.client.inner.outbox.try_send(frame)
+        {
+            let outbox = self.client.inner.outbox.clone();
+            tokio::spawn(async move {
+                let _ = outbox.send(frame).await;
+            });
+        }
+    }
 }
 
-/// Fails every waiting call, and every later one.
-fn fail_all(pending: &Mutex<Option<Pending>>, remote: Option<&RemoteError>) {
+/// Fails every waiting call, and every later one, and says the connection
+/// is lost.
+fn fail_all(
+    pending: &Mutex<Option<Pending>>,
+    remote: Option<&RemoteError>,
+    lose: &watch::Sender<bool>,
+) {
+    lose.send_replace(true);
     let waiting = pending.lock_unpoisoned().take();
     for (_, waiter) in waiting.into_iter().flatten() {
         let error = match remote {
@@ -462,8 +516,12 @@ fn fail_all(pending: &Mutex<Option<Pending>>, remote: Option<&RemoteError>) {
 
 /// Hands each answer to the call waiting for it; when the connection ends,
 /// fails every call still waiting, and every later one.
-async fn read_answers<R>(mut reader: R, pending: Arc<Mutex<Option<Pending>>>, max_frame: usize)
-where
+async fn read_answers<R>(
+    mut reader: R,
+    pending: Arc<Mutex<Option<Pending>>>,
+    max_frame: usize,
+    lose: Arc<watch::Sender<bool>>,
+) where
     R: tokio::io::AsyncRead + Unpin,
 {
     let ended: ClientError = loop {
@@ -512,5 +570,5 @@ where
             None => {}
         }
     };
-    fail_all(&pending, ended.remote());
+    fail_all(&pending, ended.remote(), &lose);
 }

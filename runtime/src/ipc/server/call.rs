@@ -19,10 +19,12 @@ use crate::ipc::kind::ErrorKind;
 use crate::ipc::protocol::{Request, Response, WireError};
 
 /// A call's encoded answer, and how the call ended (`None` for an answer
-/// asking for standard input: the call is made again with it).
+/// asking for standard input: the call is made again with it), with the
+/// exit code the answer gives the caller (`None` when the caller stopped
+/// the call and exits as it chooses).
 pub(super) struct Answered {
     pub(super) body: Vec<u8>,
-    pub(super) ended: Option<(AuditOutcome, i32)>,
+    pub(super) ended: Option<(AuditOutcome, Option<i32>)>,
 }
 
 /// Runs one call and encodes its response; a response over the frame limit
@@ -33,21 +35,22 @@ pub(super) async fn answer(
     request: Request,
     context: CallContext,
 ) -> Answered {
-    let cancelled_by_caller = context.clone();
+    let watched = context.clone();
     let response = respond(shared, grant, request, context).await;
     let id = response.id;
+    // A handler that honours its caller's cancel still answers, with what
+    // it had or with an error: the call was cancelled all the same, and
+    // the caller exits as its signal says. (A panic stays a panic.)
+    let stopped_by_caller = watched.cancel_reason() == Some(CancelReason::Interrupted)
+        && response
+            .error
+            .as_ref()
+            .is_none_or(|error| error.kind == ErrorKind::Handler);
     let ended = ending(&response).map(|(outcome, exit)| {
-        // A handler that honours a caller's cancel still answers (with
-        // what it had, or an error): the call was cancelled all the same.
-        let by_caller = matches!(
-            cancelled_by_caller.cancel_reason(),
-            Some(CancelReason::Interrupted | CancelReason::CallerGone)
-        );
-        match outcome {
-            AuditOutcome::Ok | AuditOutcome::HandlerError if by_caller => {
-                (AuditOutcome::Cancelled, exit)
-            }
-            _ => (outcome, exit),
+        if stopped_by_caller {
+            (AuditOutcome::Cancelled, None)
+        } else {
+            (outcome, Some(exit))
         }
     });
     // Only the encoded answer waits for room in the queue.
@@ -66,7 +69,7 @@ pub(super) async fn answer(
     );
     Answered {
         body: answer_body(Response::failure(id, error)),
-        ended: Some((AuditOutcome::Error, exit::FAILURE)),
+        ended: Some((AuditOutcome::Error, Some(exit::FAILURE))),
     }
 }
 
@@ -154,6 +157,20 @@ async fn respond(
     let id = request.id;
     let method = request.method;
     if let Some(error) = refusal(shared, grant, &method, &context) {
+        return Response::failure(id, wire_error(error));
+    }
+    let kinds = [
+        request.params.is_some(),
+        request.argv.is_some(),
+        request.json.is_some(),
+    ];
+    if kinds.into_iter().filter(|given| *given).count() > 1 {
+        let error = IpcError::InvalidParams {
+            method,
+            message: "a call carries its arguments one way: `params`, `argv` or `json`, \
+                      not several"
+                .to_owned(),
+        };
         return Response::failure(id, wire_error(error));
     }
     let info = shared.router.command(&method);
@@ -305,7 +322,7 @@ fn wire_error(error: IpcError) -> WireError {
 
 /// A duration for messages: `300ms`, `30s`, `5m`, `2h` (and `1.5s` for a
 /// server timeout set in fractions of a second).
-fn human(duration: std::time::Duration) -> String {
+pub(crate) fn human(duration: std::time::Duration) -> String {
     let ms = duration.as_millis();
     match ms {
         0 => format!("{}µs", duration.as_micros()),

@@ -551,7 +551,7 @@ async fn run_call(
     // A full audit queue holds the answer back: no record is dropped. (An
     // answer asking for standard input is half a call: no record.)
     match answered.ended {
-        Some((outcome, exit)) => recorder.record(outcome, Some(exit), body.len()).await,
+        Some((outcome, exit)) => recorder.record(outcome, exit, body.len()).await,
         None => recorder.recorded = true,
     }
     // `max_queued_bytes` fits in a u32 (the builder clamps it).

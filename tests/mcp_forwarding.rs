@@ -1,0 +1,279 @@
+//! `McpServer::forwarding` in-process, without a sandbox or an SDK: an MCP
+//! session over an in-memory stream whose tools are a host's scoped
+//! commands, with calls, progress, a cancelled call the host's handler
+//! sees, this side's deadline, and the session's end when the host goes.
+//! (`cli/tests/mcp.rs` runs the same through `gangway mcp` in bubblewrap,
+//! driven by the real SDKs.)
+
+#[path = "../examples/mcp/commands.rs"]
+mod commands;
+
+use std::time::Duration;
+
+use gangway::ipc::{AsyncIpcClient, AuditLog, IpcServer, Scope};
+use gangway::mcp::McpServer;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
+
+/// How long a step may take before the test fails: only a failure waits
+/// this long.
+const PATIENCE: Duration = Duration::from_secs(30);
+
+/// The client's end of an MCP session, speaking JSON-RPC by the line.
+struct Session {
+    write: tokio::io::WriteHalf<tokio::io::DuplexStream>,
+    lines: Lines<BufReader<tokio::io::ReadHalf<tokio::io::DuplexStream>>>,
+    /// Notifications read while waiting for answers.
+    notifications: Vec<Value>,
+}
+
+impl Session {
+    /// Starts `server` on an in-memory stream and initializes the session.
+    async fn start(server: McpServer) -> (Session, tokio::task::JoinHandle<std::io::Result<()>>) {
+        let (client, server_end) = tokio::io::duplex(1 << 20);
+        let (server_read, server_write) = tokio::io::split(server_end);
+        let serving = tokio::spawn(server.serve_io(server_read, server_write));
+        let (read, write) = tokio::io::split(client);
+        let mut session = Session {
+            write,
+            lines: BufReader::new(read).lines(),
+            notifications: Vec::new(),
+        };
+        session
+            .send(
+                json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": {"name": "test", "version": "1"}}}),
+            )
+            .await;
+        session.answer(0).await;
+        session
+            .send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await;
+        (session, serving)
+    }
+
+    async fn send(&mut self, message: Value) {
+        self.write
+            .write_all(format!("{message}\n").as_bytes())
+            .await
+            .unwrap();
+    }
+
+    /// The next message, within the test's patience.
+    async fn next(&mut self) -> Value {
+        let line = tokio::time::timeout(PATIENCE, self.lines.next_line())
+            .await
+            .expect("the server answers")
+            .unwrap()
+            .expect("the session is open");
+        serde_json::from_str(&line).unwrap()
+    }
+
+    /// The answer to request `id`, keeping the notifications before it.
+    async fn answer(&mut self, id: u64) -> Value {
+        loop {
+            let message = self.next().await;
+            if message["id"] == id {
+                return message;
+            }
+            self.notifications.push(message);
+        }
+    }
+
+    /// Calls a tool and gives its result.
+    async fn call(&mut self, id: u64, name: &str, arguments: Value) -> Value {
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": name, "arguments": arguments}}))
+            .await;
+        self.answer(id).await["result"].clone()
+    }
+}
+
+/// A result's text and whether it is an error.
+fn text(result: &Value) -> (bool, &str) {
+    (
+        result["isError"].as_bool().unwrap_or(false),
+        result["content"][0]["text"].as_str().unwrap_or_default(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_forwarding_server_lists_calls_cancels_and_ends_with_its_host() {
+    let dir = tempfile::tempdir().unwrap();
+    let audit = dir.path().join("audit.jsonl");
+    let server = IpcServer::builder()
+        .audit(AuditLog::jsonl(&audit).unwrap())
+        .start(commands::router())
+        .await
+        .unwrap();
+    let env = server.scope(Scope::new("agent").commands(["greet", "countdown"]));
+    let client = AsyncIpcClient::connect_to(env.endpoint(), env.token())
+        .await
+        .unwrap();
+    let (mut session, serving) = Session::start(McpServer::forwarding(client)).await;
+
+    // Only the scope's commands, as the host lists them.
+    session
+        .send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
+        .await;
+    let listed = session.answer(1).await;
+    let names: Vec<&str> = listed["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["countdown", "greet"]);
+
+    // Bound on the host: a typed call, a misspelt argument, a command
+    // outside the scope.
+    let greet = session.call(2, "greet", json!({"name": "ada"})).await;
+    assert_eq!(text(&greet), (false, "hello ada"));
+    let typo = session.call(3, "greet", json!({"nmae": "ada"})).await;
+    assert_eq!(
+        text(&typo),
+        (true, "greet: unknown argument `nmae`; did you mean `name`?")
+    );
+    let outside = session.call(4, "fail", json!({"why": "x"})).await;
+    assert_eq!(
+        text(&outside),
+        (true, "fail: not available in this sandbox")
+    );
+
+    // A slow call reporting progress, cancelled once the first report
+    // arrived: the host's handler sees the cancel and says how far it got.
+    session
+        .send(
+            json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {
+            "name": "countdown", "arguments": {"from": 1000, "step_ms": 20},
+            "_meta": {"progressToken": "p"}}}),
+        )
+        .await;
+    loop {
+        let message = session.next().await;
+        if message["method"] == "notifications/progress" {
+            assert_eq!(message["params"]["progressToken"], "p");
+            assert_eq!(message["params"]["total"], 1000.0);
+            break;
+        }
+    }
+    session
+        .send(
+            json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+            "params": {"requestId": 5}}),
+        )
+        .await;
+    // Nothing answers a cancelled request; the host's audit log shows its
+    // call cancelled, long before its 20 s, and the session goes on.
+    let started = std::time::Instant::now();
+    let countdown = loop {
+        let log = std::fs::read_to_string(&audit).unwrap_or_default();
+        let records: Vec<Value> = log
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect();
+        if let Some(record) = records.into_iter().find(|r| r["command"] == "countdown") {
+            break record;
+        }
+        assert!(started.elapsed() < PATIENCE, "no record of the countdown");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!(countdown["outcome"], "cancelled", "{countdown}");
+    assert!(
+        countdown["duration_ms"].as_u64().unwrap() < 10_000,
+        "{countdown}"
+    );
+    let after = session.call(6, "greet", json!({"name": "bob"})).await;
+    assert_eq!(text(&after), (false, "hello bob"));
+
+    // The host goes: so does the session, with an error saying why.
+    server.shutdown(Duration::from_secs(5)).await;
+    let ended = tokio::time::timeout(PATIENCE, serving)
+        .await
+        .expect("the session ends with its host")
+        .unwrap();
+    let error = ended.expect_err("an error: the host was lost");
+    assert_eq!(error.kind(), std::io::ErrorKind::ConnectionAborted);
+    assert_eq!(
+        error.to_string(),
+        "the connection to the gangway host was lost"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_forwarded_call_past_this_sides_deadline_is_cancelled_on_the_host() {
+    let server = IpcServer::builder()
+        .start(commands::router())
+        .await
+        .unwrap();
+    let env = server.sandbox_env();
+    let client = AsyncIpcClient::connect_to(env.endpoint(), env.token())
+        .await
+        .unwrap();
+    let forwarding =
+        McpServer::forwarding(client).with_call_timeout(Some(Duration::from_millis(300)));
+    let (mut session, serving) = Session::start(forwarding).await;
+    let slow = session
+        .call(1, "countdown", json!({"from": 1000, "step_ms": 20}))
+        .await;
+    assert_eq!(
+        text(&slow),
+        (
+            true,
+            "countdown: timed out after 300ms; the call was cancelled"
+        )
+    );
+    // The session goes on.
+    let greet = session.call(2, "greet", json!({"name": "ada"})).await;
+    assert_eq!(text(&greet), (false, "hello ada"));
+    drop(session);
+    let ended = tokio::time::timeout(PATIENCE, serving)
+        .await
+        .expect("the session ends with its client")
+        .unwrap();
+    assert!(ended.is_ok(), "{ended:?}");
+    server.shutdown(Duration::from_secs(5)).await;
+}
+
+/// Writes until its writes fail, then waits to be cancelled.
+#[derive(Clone, serde::Serialize, gangway::IpcCommand)]
+#[ipc(response = String)]
+struct Flood {
+    #[ipc(context)]
+    #[serde(skip)]
+    ctx: gangway::ipc::CallContext,
+}
+
+impl Flood {
+    async fn handle(&mut self) -> String {
+        let chunk = vec![b'x'; 64 * 1024];
+        while self.ctx.stdout(&chunk).await.is_ok() {}
+        self.ctx.cancelled().await;
+        "stopped".to_owned()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn output_past_the_cap_cancels_the_hosts_call() {
+    let router = gangway::ipc::IpcRouter::new().register(Flood {
+        ctx: gangway::ipc::CallContext::detached(),
+    });
+    let server = IpcServer::builder().start(router).await.unwrap();
+    let env = server.sandbox_env();
+    let client = AsyncIpcClient::connect_to(env.endpoint(), env.token())
+        .await
+        .unwrap();
+    let (mut session, _serving) = Session::start(McpServer::forwarding(client)).await;
+    // Without the cancel, the flood would run to the host's timeout.
+    let flood = session.call(1, "flood", json!({})).await;
+    let (is_error, text) = text(&flood);
+    assert!(!is_error, "{}", &text[text.len().saturating_sub(200)..]);
+    assert!(
+        text.ends_with("\n(output cut at 1 MiB)\nstopped"),
+        "{}",
+        &text[text.len().saturating_sub(200)..]
+    );
+    assert!(text.len() < 1024 * 1024 + 100, "{}", text.len());
+    server.shutdown(Duration::from_secs(5)).await;
+}
