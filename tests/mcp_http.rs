@@ -85,6 +85,11 @@ fn a_request_without_the_bearer_token_is_unauthorized() {
     let answer = post(address, "/elsewhere", "Authorization: bearer s3cret\r\n");
     assert!(answer.starts_with("HTTP/1.1 404"), "{answer}");
     assert!(answer.contains("it is at /mcp"), "{answer}");
+    // Served remotely too: a browser page from elsewhere could reach it on
+    // loopback through DNS rebinding.
+    let (_remote_runtime, remote) = serve(example_commands().allow_remote(true));
+    let answer = post(remote, "/mcp", "Origin: http://evil.example\r\n");
+    assert!(answer.starts_with("HTTP/1.1 403"), "{answer}");
 }
 
 #[test]
@@ -138,6 +143,14 @@ async fn a_non_loopback_address_is_refused_unless_allowed() {
         blank.to_string().contains("bearer token is empty"),
         "{blank}"
     );
+    // A token read from a file with its line break would never match.
+    let unsendable = example_commands()
+        .bearer_token("s3cret\n")
+        .serve_http("127.0.0.1:0")
+        .await
+        .expect_err("a token a header cannot carry is refused");
+    assert_eq!(unsendable.kind(), std::io::ErrorKind::InvalidInput);
+    assert!(unsendable.to_string().contains("trim it"), "{unsendable}");
     // Allowed, it serves (until dropped).
     let serving = example_commands()
         .allow_remote(true)

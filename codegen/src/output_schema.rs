@@ -142,7 +142,9 @@ impl OutputSchema {
             .to_owned();
         inline(&mut root, &definitions, &mut vec![root_name])?;
         let admits_null = strip_null(&mut root);
-        let is_object = root.get("type").and_then(Json::as_str) == Some("object");
+        // An optional object (`Option<Stats>`) is wrapped too: its `None`
+        // must still answer an object (`{}`).
+        let is_object = !admits_null && root.get("type").and_then(Json::as_str) == Some("object");
         let (mut schema, wrapped) = match root {
             Json::Object(object) if is_object => (object, false),
             inner => {
@@ -565,6 +567,22 @@ mod tests {
         );
         assert_eq!(unit.schema["required"], json!([]));
         assert_eq!(unit.structured(Json::Null), json!({"result": null}));
+    }
+
+    #[test]
+    fn an_optional_object_is_wrapped_so_none_answers_an_object() {
+        let out = output(json!({
+            "anyOf": [{"$ref": "#/$defs/Stats"}, {"type": "null"}],
+            "$defs": {"Stats": {"type": "object", "properties": {"words": {"type": "integer"}}}}
+        }));
+        assert!(out.wrapped);
+        assert_eq!(out.schema["required"], json!([]));
+        assert_eq!(out.schema["properties"]["result"]["type"], "object");
+        assert_eq!(out.structured(Json::Null), json!({}));
+        assert_eq!(
+            out.structured(json!({"words": 2})),
+            json!({"result": {"words": 2}})
+        );
     }
 
     #[test]

@@ -36,6 +36,17 @@ pub(super) fn bytes_value(
     let Some(serde_json::Value::String(encoded)) = encoded else {
         return Err(refuse_json(param, key, value));
     };
+    // Line breaks and spaces (as `base64` wraps its output) are no data.
+    let compact: String;
+    let encoded = if encoded.bytes().any(|b| b.is_ascii_whitespace()) {
+        compact = encoded
+            .chars()
+            .filter(|c| !c.is_ascii_whitespace())
+            .collect();
+        &compact
+    } else {
+        encoded
+    };
     STANDARD
         .decode(encoded)
         .map(Value::Bytes)
@@ -58,6 +69,10 @@ fn not_base64(param: &ParamSchema, key: &str, error: &base64::DecodeError) -> Bi
     };
     let what = match *error {
         DecodeError::InvalidByte(at, b'=') => format!("padding `=` at {at} where none belongs"),
+        DecodeError::InvalidByte(at, b @ (b'-' | b'_')) => format!(
+            "invalid byte{} at {at}: URL-safe base64? use the standard alphabet, `+` and `/`",
+            byte(b)
+        ),
         DecodeError::InvalidByte(at, b) => format!("invalid byte{} at {at}", byte(b)),
         DecodeError::InvalidLength(symbols) => {
             format!("{symbols} characters end in a lone one; it comes in groups of 4")

@@ -63,7 +63,7 @@ pub(super) async fn call(
     // apply to that wait too.
     let started = tokio::select! {
         started = client.call_json_streaming(&name, &args) => started,
-        () = context.ct.cancelled() => {
+        () = cancelled(&context, session) => {
             return result(
                 Err(format!("{name}: cancelled before it started")),
                 Vec::new(),
@@ -144,10 +144,25 @@ pub(super) async fn call(
         Err(error) => Err(error.to_string()),
     };
     let output = match &outcome {
-        Ok(_) => session.host_outputs.of(client, &name).await,
+        // Asked of the host when this session has not listed the tool: not
+        // for longer than a call's own wait, nor past the client's cancel.
+        Ok(_) => tokio::select! {
+            output = tokio::time::timeout(answer_within, session.host_outputs.of(client, &name)) => {
+                output.ok().flatten()
+            }
+            () = cancelled(&context, session) => None,
+        },
         Err(_) => None,
     };
     result(outcome, streamed, output.as_ref())
+}
+
+/// Completes when the client cancelled the request, or went away.
+async fn cancelled(context: &RequestContext<RoleServer>, session: &Handler) {
+    tokio::select! {
+        () = context.ct.cancelled() => {}
+        () = session.gone.cancelled() => {}
+    }
 }
 
 /// The output schemas of the host's commands, as its last list gave them

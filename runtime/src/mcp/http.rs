@@ -3,8 +3,9 @@
 //! one path ([`MCP_PATH`]), refuses a non-loopback address unless the
 //! caller allowed it, and checks an optional bearer token in constant time.
 //! Each MCP session (one `initialize`) gets its own handler, as a stdio
-//! connection does; closing a session (`DELETE`, or rmcp's 5 minutes
-//! without a message) cancels its running calls at once.
+//! connection does; closing a session with `DELETE` cancels its running
+//! calls at once (rmcp's close after 5 minutes without a message, once its
+//! session has wound down).
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -20,7 +21,7 @@ use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::{Request, Response, StatusCode, header};
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use rmcp::RoleServer;
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::service::RequestContext;
@@ -65,8 +66,9 @@ impl McpServer {
     /// Lets [`serve_http`](McpServer::serve_http) serve an address other
     /// than loopback (`0.0.0.0`, a LAN address): anyone who can reach it can
     /// call every command, so set a [`bearer_token`](McpServer::bearer_token)
-    /// too. Any `Host` and `Origin` header is then accepted (the loopback
-    /// default rejects others, against DNS rebinding from a browser).
+    /// too. Any `Host` header is then accepted (the loopback default
+    /// rejects others); a browser's `Origin` must still be a loopback page,
+    /// against DNS rebinding.
     pub fn allow_remote(mut self, allow: bool) -> Self {
         self.http.allow_remote = allow;
         self
@@ -168,7 +170,10 @@ impl McpServer {
                     let front = front.clone();
                     async move { Ok::<_, Infallible>(front.answer(request).await) }
                 });
+                // The timer makes hyper's header read timeout (30 s) apply:
+                // a peer trickling its headers is cut off.
                 let connection = hyper::server::conn::http1::Builder::new()
+                    .timer(TokioTimer::new())
                     .serve_connection(TokioIo::new(stream), service);
                 tokio::select! {
                     // A client that went away mid-request is no error of ours.
@@ -182,17 +187,24 @@ impl McpServer {
     /// Refuses `address` when it is not loopback and remote clients were
     /// not allowed, and a blank bearer token.
     fn check_reach(&self, address: SocketAddr) -> io::Result<()> {
-        if self
-            .http
-            .bearer_token
-            .as_ref()
-            .is_some_and(|token| token.trim_ascii().is_empty())
-        {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "the MCP bearer token is empty: give `.bearer_token(...)` a secret, or do not \
-                 call it to serve without one",
-            ));
+        if let Some(token) = &self.http.bearer_token {
+            if token.trim_ascii().is_empty() {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "the MCP bearer token is empty: give `.bearer_token(...)` a secret, or do \
+                     not call it to serve without one",
+                ));
+            }
+            // A header cannot carry it as given (a token read from a file
+            // with its line break, say): no request would ever match.
+            if !token.iter().all(u8::is_ascii_graphic) {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "the MCP bearer token has spaces, control characters or non-ASCII bytes, \
+                     which an `Authorization` header cannot carry as given: trim it (a token \
+                     read from a file ends in a line break)",
+                ));
+            }
         }
         if self.http.allow_remote || address.ip().is_loopback() {
             return Ok(());
@@ -247,14 +259,15 @@ impl Front {
     fn new(server: McpServer, shutdown: CancellationToken) -> Self {
         let sessions = Arc::new(SessionsClosing::default());
         let mut config = StreamableHttpServerConfig::default().with_cancellation_token(shutdown);
-        config = if server.http.allow_remote {
-            config.disable_allowed_hosts()
-        } else {
-            // rmcp's default already wants a loopback `Host`; a browser page
-            // must also come from a loopback origin (a request without
-            // `Origin`, from a program, passes).
-            config.with_allowed_origins(LOOPBACK_ORIGINS)
-        };
+        // A browser page must come from a loopback origin, remote or not:
+        // a server on every address is on loopback too, where a page could
+        // reach it by DNS rebinding. (A request without `Origin`, from a
+        // program, passes.)
+        config = config.with_allowed_origins(LOOPBACK_ORIGINS);
+        if server.http.allow_remote {
+            // rmcp's default wants a loopback `Host`.
+            config = config.disable_allowed_hosts();
+        }
         let bearer_token = server.http.bearer_token.clone();
         let factory = {
             let sessions = sessions.clone();
