@@ -277,3 +277,66 @@ async fn output_past_the_cap_cancels_the_hosts_call() {
     assert!(text.len() < 1024 * 1024 + 100, "{}", text.len());
     server.shutdown(Duration::from_secs(5)).await;
 }
+
+/// A peer the host knows: an address (text in JSON, bytes in MessagePack)
+/// and a unit marker.
+#[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+struct Peer {
+    addr: std::net::IpAddr,
+    seen: Seen,
+}
+
+/// A unit struct: `null` in JSON, an empty array in MessagePack.
+#[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+struct Seen;
+
+/// Look a peer up.
+#[derive(Clone, serde::Serialize, gangway::IpcCommand)]
+#[ipc(response = Option<Peer>, output_schema)]
+struct Lookup {
+    /// Whether it is known.
+    found: bool,
+}
+
+impl Lookup {
+    async fn handle(&mut self) -> Option<Peer> {
+        self.found.then(|| Peer {
+            addr: std::net::Ipv4Addr::LOCALHOST.into(),
+            seen: Seen,
+        })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn structured_content_is_the_answers_json_in_process_and_forwarded() {
+    let router = || gangway::ipc::IpcRouter::new().register(Lookup { found: false });
+    let server = IpcServer::builder().start(router()).await.unwrap();
+    let env = server.sandbox_env();
+    let client = AsyncIpcClient::connect_to(env.endpoint(), env.token())
+        .await
+        .unwrap();
+    let (mut local, _serving) = Session::start(McpServer::new(router())).await;
+    let (mut forwarded, _forwarding) = Session::start(McpServer::forwarding(client)).await;
+    for session in [&mut local, &mut forwarded] {
+        session
+            .send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
+            .await;
+        let listed = session.answer(1).await;
+        let schema = &listed["result"]["tools"][0]["outputSchema"];
+        // `Option<Peer>` is wrapped, so that `None` still answers an object.
+        assert_eq!(schema["required"], json!([]), "{schema}");
+        assert_eq!(
+            schema["properties"]["result"]["properties"]["addr"]["type"], "string",
+            "{schema}"
+        );
+        let found = session.call(2, "lookup", json!({"found": true})).await;
+        assert_eq!(
+            found["structuredContent"],
+            json!({"result": {"addr": "127.0.0.1", "seen": null}}),
+            "{found}"
+        );
+        let missing = session.call(3, "lookup", json!({"found": false})).await;
+        assert_eq!(missing["structuredContent"], json!({}), "{missing}");
+    }
+    server.shutdown(Duration::from_secs(5)).await;
+}

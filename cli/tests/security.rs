@@ -688,46 +688,37 @@ fn a_json_call_is_bound_by_the_hosts_schema_and_bad_json_is_a_usage_error() {
     // JSON text the host cannot parse (only a hand-made peer sends it).
     let mut raw = UnixStream::connect(socket_path(&host)).unwrap();
     raw_hello(&mut raw, env.token());
-    let request = protocol::Request {
-        id: 1,
-        method: "upper".into(),
-        params: None,
-        argv: None,
-        json: Some("{\"text\": ".into()),
-        stdin: None,
-        stdin_ready: false,
+    // Sends a call of `upper` with these arguments and gives the error it
+    // is answered with.
+    let mut refused = |id, argv: Option<Vec<String>>, json: &str| {
+        let request = protocol::Request {
+            id,
+            method: "upper".into(),
+            params: None,
+            argv,
+            json: Some(json.into()),
+            stdin: None,
+            stdin_ready: false,
+        };
+        protocol::write_frame(&mut raw, &common::call_frame(request)).unwrap();
+        let body = protocol::read_frame(&mut raw, 1 << 20).unwrap().unwrap();
+        let Ok(protocol::HostFrame::Answer(response)) =
+            protocol::decode::<protocol::HostFrame>(&body)
+        else {
+            panic!("an answer");
+        };
+        response.error.expect("an error")
     };
-    protocol::write_frame(&mut raw, &common::call_frame(request)).unwrap();
-    let body = protocol::read_frame(&mut raw, 1 << 20).unwrap().unwrap();
-    let Ok(protocol::HostFrame::Answer(response)) = protocol::decode::<protocol::HostFrame>(&body)
-    else {
-        panic!("an answer");
-    };
-    let error = response.error.expect("an error");
+    let error = refused(1, None, "{\"text\": ");
     assert_eq!((error.kind.as_str(), error.exit), ("invalid_params", 2));
     assert!(
         error.message.contains("the JSON arguments do not parse"),
         "{}",
         error.message
     );
-
     // Arguments given two ways at once: refused, neither one chosen.
-    let request = protocol::Request {
-        id: 2,
-        method: "upper".into(),
-        params: None,
-        argv: Some(vec!["--text".into(), "argv".into()]),
-        json: Some(r#"{"text": "json"}"#.into()),
-        stdin: None,
-        stdin_ready: false,
-    };
-    protocol::write_frame(&mut raw, &common::call_frame(request)).unwrap();
-    let body = protocol::read_frame(&mut raw, 1 << 20).unwrap().unwrap();
-    let Ok(protocol::HostFrame::Answer(response)) = protocol::decode::<protocol::HostFrame>(&body)
-    else {
-        panic!("an answer");
-    };
-    let error = response.error.expect("an error");
+    let argv = Some(vec!["--text".into(), "argv".into()]);
+    let error = refused(2, argv, r#"{"text": "json"}"#);
     assert_eq!(error.kind.as_str(), "invalid_params");
     assert!(error.message.contains("one way"), "{}", error.message);
 }

@@ -151,6 +151,28 @@ fn command_impl(model: &CommandModel) -> TokenStream {
                     #private::SchemaProbe::<Self::Response>::new().response_json_schema(),
                 )
             }
+
+            fn reply_json(
+                __gangway_payload: &[u8],
+            ) -> ::core::option::Option<
+                ::core::result::Result<#private::serde_json::Value, ::std::string::String>,
+            > {
+                #[allow(unused_imports)]
+                use #private::{PlainJson as _, ResultJson as _};
+                let __gangway_reply = #krate::ipc::Reply::Success(__gangway_payload.to_vec());
+                ::core::option::Option::Some(
+                    match <Self as #krate::ipc::IpcCommand>::decode_reply(&__gangway_reply) {
+                        ::core::result::Result::Ok(__gangway_response) => {
+                            #private::JsonProbe(&__gangway_response).success_json()
+                        }
+                        ::core::result::Result::Err(__gangway_error) => {
+                            ::core::result::Result::Err(::std::string::ToString::to_string(
+                                &__gangway_error,
+                            ))
+                        }
+                    },
+                )
+            }
         }
     });
 

@@ -163,6 +163,20 @@ pub trait IpcCommand: Serialize + Send + 'static {
         None
     }
 
+    /// A successful answer's JSON (`payload`, as
+    /// [`encode_reply`](IpcCommand::encode_reply) wrote it), as
+    /// `serde_json` writes the success value: what an MCP client's
+    /// `structuredContent` holds, so that it matches the output schema even
+    /// for types whose serde form differs in a binary format (an `IpAddr`
+    /// is its text, a unit struct `null`). The derive's, with
+    /// `#[ipc(output_schema)]`; `None` (the default) without an output
+    /// schema. An error says why the answer has no JSON form (a 128-bit
+    /// integer past `u64`, say).
+    fn reply_json(payload: &[u8]) -> Option<Result<serde_json::Value, String>> {
+        let _ = payload;
+        None
+    }
+
     /// The command's schema under its current [`name`](IpcCommand::name).
     ///
     /// The derive's compile-time [`SCHEMA`](IpcCommand::SCHEMA) when there is

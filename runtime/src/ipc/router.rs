@@ -63,7 +63,12 @@ pub struct IpcRouter {
 struct Entry {
     handler: Arc<dyn ErasedHandler>,
     info: CommandInfo,
+    /// The command's [`IpcCommand::reply_json`].
+    reply_json: ReplyJson,
 }
+
+/// An answer's JSON form, from its payload.
+type ReplyJson = fn(&[u8]) -> Option<Result<serde_json::Value, String>>;
 
 /// What the router knows about one registered command.
 #[derive(Debug, Clone, PartialEq)]
@@ -175,7 +180,14 @@ impl IpcRouter {
             streams_stdin: C::STREAMS_STDIN,
         };
         let handler: Arc<dyn ErasedHandler> = Arc::new(Prototype(command));
-        self.commands.insert(name, Entry { handler, info });
+        self.commands.insert(
+            name,
+            Entry {
+                handler,
+                info,
+                reply_json: C::reply_json,
+            },
+        );
         Ok(())
     }
 
@@ -219,6 +231,23 @@ impl IpcRouter {
     /// Every command's schema, as the code generators read it.
     pub fn manifest(&self) -> Manifest {
         Manifest::new(self.commands().map(|c| c.schema.clone()).collect())
+    }
+
+    /// A successful answer of `method` as an agent reads it: for a command
+    /// with an output schema, the JSON `serde_json` writes of its success
+    /// value (what matches the schema), encoded as MessagePack; otherwise,
+    /// or when the answer has no JSON form, `reply` as it is.
+    pub(crate) fn structured_reply(&self, method: &str, reply: Vec<u8>) -> Vec<u8> {
+        let Some(entry) = self.commands.get(method) else {
+            return reply;
+        };
+        if entry.info.schema.output_schema.is_none() {
+            return reply;
+        }
+        match (entry.reply_json)(&reply) {
+            Some(Ok(json)) => rmp_serde::to_vec(&json).unwrap_or(reply),
+            _ => reply,
+        }
     }
 
     pub(crate) fn unknown_method(&self, method: &str) -> IpcError {

@@ -95,7 +95,10 @@ pub(super) async fn call(
     let output = router
         .command(&name)
         .and_then(|info| info.schema.output_schema.as_ref());
-    result(outcome.map_err(|error| error.to_string()), streamed, output)
+    let outcome = outcome
+        .map(|reply| router.structured_reply(&name, reply))
+        .map_err(|error| error.to_string());
+    result(outcome, streamed, output)
 }
 
 /// The tool result of a call's outcome (its MessagePack response, or the

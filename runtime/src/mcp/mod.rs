@@ -33,13 +33,13 @@
 //!   inlined, no null unions: see [`OutputSchema`](crate::tool::OutputSchema)),
 //!   and each successful result carries `structuredContent` and the same
 //!   JSON as a text block (what the handler streamed is a text block before
-//!   it). The MessagePack answer becomes the JSON serde would write; bytes
-//!   become an array of numbers, as schemars describes them, and a `None`
-//!   an absent property. An error result never carries `structuredContent`.
-//!   Not yet matched to their schema: what serializes differently to a
-//!   binary format (`IpAddr`, `Uuid` and many date types, in their binary
-//!   form), unit structs, 128-bit integers and `None` items of a list
-//!   (kept as `null`); give such fields as strings or numbers.
+//!   it). The structured answer is the JSON `serde_json` writes of the
+//!   success value (decoded from the answer by the command's type, on the
+//!   host, so an `IpAddr` is its text and a unit struct `null`), with a
+//!   `None` property left out. An error result never carries
+//!   `structuredContent`. Not matched to their schema: `None` items of a
+//!   list (kept as `null`, which a schema without null unions cannot
+//!   describe) and 128-bit integers past `u64`.
 //!   A forwarding server takes each tool's output schema from the host's
 //!   list.
 //! - The command's timeout (`#[ipc(timeout = "...")]`), else the server's

@@ -29,7 +29,9 @@ pub use decode::{
     too_many_args, unknown_arg,
 };
 pub use reply::{BytesReply, PlainReply, ReplyProbe, ResultReply};
-pub use schema::{PlainSchema, ResponseSchema, ResultSchema, SchemaProbe};
+pub use schema::{
+    JsonProbe, PlainJson, PlainSchema, ResponseSchema, ResultJson, ResultSchema, SchemaProbe,
+};
 pub use tool::{
     DefaultText, DefaultViaDisplay, DefaultViaValueEnum, KindProbe, ViaArgType, ViaText,
     ViaValueEnum, bind_with_clap, missing_bytes, parse_json_arg, tool_bytes, tool_help,

@@ -2,7 +2,8 @@
 //! autoref probe ([`SchemaProbe`] with [`ResultSchema`] and
 //! [`PlainSchema`]) that describes a `Result`'s success and any other
 //! response whole, through [`ResponseSchema`] (schemars, with the `mcp`
-//! feature).
+//! feature); and the same choice for an answer's JSON ([`JsonProbe`] with
+//! [`ResultJson`] and [`PlainJson`]).
 
 use std::marker::PhantomData;
 
@@ -99,5 +100,37 @@ impl<R> PlainSchema<R> for &SchemaProbe<R> {
         R: ResponseSchema,
     {
         R::response_schema()
+    }
+}
+
+/// Autoref probe choosing what an answer's JSON is: a `Result`'s success,
+/// or the whole response.
+pub struct JsonProbe<'a, R>(pub &'a R);
+
+/// The `Result` case, found first by method resolution.
+pub trait ResultJson {
+    /// The success value's JSON.
+    fn success_json(self) -> Result<Json, String>;
+}
+
+impl<T: serde::Serialize, E> ResultJson for JsonProbe<'_, Result<T, E>> {
+    fn success_json(self) -> Result<Json, String> {
+        match self.0 {
+            Ok(value) => serde_json::to_value(value).map_err(|error| error.to_string()),
+            // A success payload decodes as `Ok`.
+            Err(_) => Err("the answer is a failure, which has no structured form".to_owned()),
+        }
+    }
+}
+
+/// Any other response: its JSON whole.
+pub trait PlainJson {
+    /// The response's JSON.
+    fn success_json(self) -> Result<Json, String>;
+}
+
+impl<R: serde::Serialize> PlainJson for &JsonProbe<'_, R> {
+    fn success_json(self) -> Result<Json, String> {
+        serde_json::to_value(self.0).map_err(|error| error.to_string())
     }
 }

@@ -522,7 +522,9 @@ impl IpcClient {
     /// Calls `method` with a JSON object of arguments, as an agent's tool
     /// call gives them; the host binds them by the command's schema (as
     /// [`IpcRouter::dispatch_json`](crate::ipc::IpcRouter::dispatch_json)
-    /// does) and returns the MessagePack-encoded response.
+    /// does) and returns the MessagePack-encoded response, as an agent reads
+    /// it: for a command with an output schema (`#[ipc(output_schema)]`),
+    /// the JSON form of its success value (an `IpAddr` as its text).
     ///
     /// # Errors
     ///

@@ -208,11 +208,14 @@ async fn respond(
             None if request.json.is_some() => {
                 let text = request.json.unwrap_or_default();
                 match serde_json::from_str::<serde_json::Value>(&text) {
+                    // Answered as an agent reads it (see `call_json`).
                     Ok(args) => shared
                         .router
                         .dispatch_json(&method, &args)
                         .await
-                        .map(Answer::Result),
+                        .map(|reply| {
+                            Answer::Result(shared.router.structured_reply(&method, reply))
+                        }),
                     Err(error) => Err(IpcError::InvalidParams {
                         method: method.clone(),
                         message: format!("the JSON arguments do not parse: {error}"),
