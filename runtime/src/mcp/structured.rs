@@ -3,11 +3,15 @@
 //! as `structuredContent` and, as MCP asks for clients that read only
 //! content, as the same JSON in a text block.
 //!
-//! MessagePack becomes JSON as serde would have written the answer as
-//! JSON: a map's key that is not a string becomes its JSON text (`1` is
-//! `"1"`); bytes (`bin`, and an extension's data) become an array of
-//! numbers, as schemars describes a byte buffer; a NaN or infinite float
-//! becomes `null`; text that is not UTF-8 is read lossily.
+//! The answer arrives already in its JSON form (the router's
+//! `structured_reply`, on the host: the success value as `serde_json`
+//! writes it, encoded as MessagePack), so reading it back is exact. An
+//! answer that has no JSON form (a 128-bit integer past `u64`) comes as
+//! the command wrote it and is read as serde would write it: a map's key
+//! that is not a string becomes its JSON text (`1` is `"1"`); bytes (`bin`,
+//! and an extension's data) become an array of numbers, as schemars
+//! describes a byte buffer; a NaN or infinite float becomes `null`; text
+//! that is not UTF-8 is read lossily.
 
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::Value as Json;
