@@ -107,9 +107,10 @@ pub use input::InputStream;
 pub use kind::ErrorKind;
 pub use router::{CommandInfo, IpcRouter, TryRegisterError};
 pub use scope::{Scope, ScopeError};
+#[cfg(feature = "mcp")]
+pub(crate) use server::human;
 #[cfg(feature = "ipc")]
 #[cfg_attr(docsrs, doc(cfg(feature = "ipc")))]
-pub(crate) use server::human;
 pub use server::{IpcServer, IpcServerBuilder, ShutdownReport};
 
 /// The error [`IpcCommand::apply_args`] and [`IpcCommand::decode_reply`] return.

@@ -63,11 +63,14 @@ pub struct IpcRouter {
 struct Entry {
     handler: Arc<dyn ErasedHandler>,
     info: CommandInfo,
-    /// The command's [`IpcCommand::reply_json`].
+    /// The command's [`IpcCommand::reply_json`] (for the socket's and
+    /// MCP's JSON calls).
+    #[cfg(feature = "ipc")]
     reply_json: ReplyJson,
 }
 
 /// An answer's JSON form, from its payload.
+#[cfg(feature = "ipc")]
 type ReplyJson = fn(&[u8]) -> Option<Result<serde_json::Value, String>>;
 
 /// What the router knows about one registered command.
@@ -185,6 +188,7 @@ impl IpcRouter {
             Entry {
                 handler,
                 info,
+                #[cfg(feature = "ipc")]
                 reply_json: C::reply_json,
             },
         );
@@ -237,6 +241,7 @@ impl IpcRouter {
     /// with an output schema, the JSON `serde_json` writes of its success
     /// value (what matches the schema), encoded as MessagePack; otherwise,
     /// or when the answer has no JSON form, `reply` as it is.
+    #[cfg(feature = "ipc")]
     pub(crate) fn structured_reply(&self, method: &str, reply: Vec<u8>) -> Vec<u8> {
         let Some(entry) = self.commands.get(method) else {
             return reply;

@@ -48,6 +48,7 @@ mod handshake;
 mod listen;
 mod outbox;
 
+#[cfg(feature = "mcp")]
 pub(crate) use call::human;
 pub(crate) use call_io::{CallIo, INPUT_WINDOW};
 
