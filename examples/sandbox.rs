@@ -4,8 +4,9 @@
 //! starts the IPC server with an audit log, issues the sandbox a scope
 //! (every command but `restart`), writes a wrapper script per command of
 //! the scope, and runs a short shell session inside bubblewrap (`gangway::ipc::Bwrap`: every
-//! namespace unshared and a read-only root; the socket directory bound
-//! read-write, the wrapper directory and the client binary read-only).
+//! namespace unshared, no capabilities, a seccomp filter, a read-only
+//! system; the scope's own socket directory, the wrapper directory and the
+//! client binary bound read-only).
 //! Without a working `bwrap` it tries `unshare --user --net` (no install
 //! needed where user namespaces are allowed), then a plain `sh`, and says in
 //! one line which isolation the session got. It prints what the session
@@ -274,9 +275,11 @@ async fn host() -> i32 {
     let mut session = if bwrap_works() {
         // The sandbox sees the system directories read-only, a fresh /tmp,
         // no network, and the paths `env.sandbox_paths()` lists: the socket
-        // directory (read-write), the wrappers and this program (read-only).
+        // directory, the wrappers and this program (all read-only).
         println!("# isolation: bubblewrap (no network, read-only system, own process ids)");
-        Bwrap::new(&env).command("sh", ["-c", SESSION])
+        Bwrap::new(&env)
+            .command("sh", ["-c", SESSION])
+            .expect("the sandbox profile is made")
     } else if unshare_works() {
         let mut unshare = Command::new("unshare");
         unshare.args([

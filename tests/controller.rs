@@ -167,6 +167,42 @@ fn a_command_streams_tagged_output_and_its_real_exit_code() {
 }
 
 #[test]
+fn a_prefixed_process_gets_none_of_the_hosts_environment() {
+    // The prefix runs the program as `env env`: the second prints what it
+    // was given.
+    let spec = LaunchSpec::new("env")
+        .prefix(["env"])
+        .env("ASKED_FOR", "yes");
+    runtime().block_on(async {
+        let command = SubprocessController::new("env", spec);
+        let mut events = command.subscribe();
+        command.start(HashMap::new(), None, false).unwrap();
+        let (output, exit) = until_exit(&mut events).await;
+        assert_eq!(exit.code, Some(0));
+        let printed = text_of(&output, OutputStream::Stdout);
+        let names: Vec<&str> = printed
+            .lines()
+            .filter_map(|line| line.split_once('=').map(|(name, _)| name))
+            .collect();
+        let kept = ["TERM", "LANG", "LC_ALL", "TZ", "HOME", "PATH", "ASKED_FOR"];
+        for name in &names {
+            assert!(
+                kept.contains(name),
+                "the host's {name} reached it:\n{printed}"
+            );
+        }
+        for wanted in ["ASKED_FOR=yes", "HOME=/tmp"] {
+            assert!(
+                printed.lines().any(|line| line == wanted),
+                "{wanted}:\n{printed}"
+            );
+        }
+        // This test's own environment has plenty it must not pass on.
+        assert!(std::env::vars().any(|(name, _)| !kept.contains(&name.as_str())));
+    });
+}
+
+#[test]
 fn input_reaches_stdin_and_signals_reach_the_group_by_name() {
     runtime().block_on(async {
         let cat = SubprocessController::new("cat", LaunchSpec::new("cat"));

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use common::authority::{Gatekeeper, Scoped, audited, call, client, contains, records, scoped};
 use common::process::{finish, signal_client, spawn, wait_catching_signals};
-use common::{Host, Style, each_style, require, wait_until};
+use common::{Host, Style, each_style, require, text, wait_until};
 use gangway::ipc::{IpcServer, SandboxEnv, Scope, ScopeError};
 
 /// The names `gangway list` printed, one per line.
@@ -56,7 +56,11 @@ fn two_sandboxes_at_once_each_see_and_call_only_their_own_commands() {
         "#
         );
         let start = |scoped: &Scoped| {
-            spawn(gangway::ipc::Bwrap::new(&scoped.env).command("sh", ["-c", &script]))
+            spawn(
+                gangway::ipc::Bwrap::new(&scoped.env)
+                    .command("sh", ["-c", &script])
+                    .unwrap(),
+            )
         };
         // Both sandboxes run at once.
         let (child_a, child_b) = (start(&a), start(&b));
@@ -151,14 +155,18 @@ fn an_expired_scope_and_a_revoked_one_are_refused_and_revoking_cancels_running_c
         })
         .expect("a 300 ms scope in which three things happen");
 
-    // Expired: refused at the hello, and on a connection it opened; a call
+    // Expired: its socket and token file go (a new call is told its access
+    // ended), a connection it opened is refused with the reason; a call
     // running goes on.
     wait_until("the scope expires", || {
         server.manifest_for(&short_id).is_none()
     });
+    wait_until("the expired scope's token file goes", || {
+        !short.token_file().unwrap().exists()
+    });
     let (code, err) = call(&short, &["call", "ping"]);
     assert_eq!(code, Some(77), "{err}");
-    assert!(err.contains("this sandbox's access expired"), "{err}");
+    assert!(err.contains("this sandbox's access has ended"), "{err}");
     let error = idle.call_raw("ping", &[0x80]).unwrap_err();
     assert_eq!(error.exit_code(), 77, "{error}");
     assert!(error.to_string().contains("expired"), "{error}");
@@ -185,9 +193,12 @@ fn an_expired_scope_and_a_revoked_one_are_refused_and_revoking_cancels_running_c
     );
     let error = session.call_raw("ping", &[0x80]).unwrap_err();
     assert_eq!(error.exit_code(), 77, "{error}");
+    wait_until("the revoked scope's token file goes", || {
+        !doomed.token_file().unwrap().exists()
+    });
     let (code, err) = call(&doomed, &["call", "ping"]);
     assert_eq!(code, Some(77), "{err}");
-    assert!(err.contains("this sandbox's access was revoked"), "{err}");
+    assert!(err.contains("this sandbox's access has ended"), "{err}");
     assert!(!server.revoke("doomed"), "revoked once");
     assert!(!server.revoke("nobody"));
 
@@ -203,7 +214,7 @@ fn an_expired_scope_and_a_revoked_one_are_refused_and_revoking_cancels_running_c
     assert_eq!(code, Some(77), "{err}");
     assert!(server.manifest_for("kept").is_none());
 
-    let wrong = SandboxEnv::new(doomed.endpoint().clone(), "0".repeat(64));
+    let wrong = SandboxEnv::new(host.env().endpoint().clone(), "0".repeat(64));
     assert_eq!(call(&wrong, &["call", "ping"]).0, Some(69));
 
     drop(session);
@@ -219,23 +230,11 @@ fn an_expired_scope_and_a_revoked_one_are_refused_and_revoking_cancels_running_c
         .filter(|r| r["outcome"] == "refused")
         .map(|r| (r["scope"].as_str(), r["reason"].as_str().unwrap()))
         .collect();
-    assert!(
-        refused.contains(&(
-            Some(short_id.as_str()),
-            "this sandbox's access expired; the host must issue a new scope"
-        )),
-        "{refused:?}"
-    );
-    assert!(
-        refused
-            .iter()
-            .any(|(scope, reason)| *scope == Some("doomed") && reason.contains("revoked")),
-        "{refused:?}"
-    );
-    assert!(
-        refused
-            .iter()
-            .any(|(scope, reason)| scope.is_none() && reason.contains("token")),
+    // A lapsed scope's socket is gone, so its token reaches no hello; the
+    // wrong token on the main socket does.
+    assert_eq!(
+        refused,
+        [(None, "the token is missing or wrong; check GANGWAY_TOKEN")],
         "{refused:?}"
     );
     let revoked: Vec<_> = records
@@ -252,6 +251,56 @@ fn an_expired_scope_and_a_revoked_one_are_refused_and_revoking_cancels_running_c
             "a token is in the audit log"
         );
     }
+}
+
+#[test]
+fn on_a_shared_tcp_port_a_lapsed_token_is_refused_at_the_hello_with_its_reason() {
+    let builder = IpcServer::builder().tcp("127.0.0.1:0".parse().unwrap());
+    let (host, dir) = audited(builder, Style::Scripts);
+    let server = host.server.as_ref().unwrap();
+    let revoked = server.scope(Scope::new("revoked"));
+    let expired = server.scope(Scope::new("expired").expires_in(Duration::from_millis(100)));
+    // Each scope still has a token file of its own, beside no socket.
+    for env in [&revoked, &expired] {
+        assert_eq!(env.endpoint(), host.env().endpoint());
+        let file = env.token_file().unwrap();
+        assert_eq!(std::fs::read_to_string(file).unwrap(), env.token());
+    }
+    assert_eq!(call(&revoked, &["call", "ping"]).0, Some(0));
+    assert!(server.revoke("revoked"));
+    wait_until("the scope expires", || {
+        server.manifest_for("expired").is_none()
+    });
+    // Told by the token itself (GANGWAY_TOKEN), not its file.
+    for (env, reason) in [
+        (&revoked, "this sandbox's access was revoked by the host"),
+        (
+            &expired,
+            "this sandbox's access expired; the host must issue a new scope",
+        ),
+    ] {
+        let mut only_token = client(env, &["call", "ping"]);
+        only_token.env_remove("GANGWAY_TOKEN_FILE");
+        let out = common::run(only_token, None);
+        assert_eq!(out.status.code(), Some(77));
+        assert!(text(&out.stderr).contains(reason), "{}", text(&out.stderr));
+    }
+    let (records, _) = records(host, &dir);
+    let refused: Vec<(&str, &str)> = records
+        .iter()
+        .filter(|r| r["outcome"] == "refused")
+        .map(|r| (r["scope"].as_str().unwrap(), r["reason"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        refused,
+        [
+            ("revoked", "this sandbox's access was revoked by the host"),
+            (
+                "expired",
+                "this sandbox's access expired; the host must issue a new scope"
+            ),
+        ]
+    );
 }
 
 #[test]
@@ -372,6 +421,9 @@ fn a_scope_names_only_commands_the_server_serves_and_ids_are_unique_while_live()
     let again = server.scope(Scope::new("a").commands(["ping"]));
     assert_ne!(again.token(), first.token());
     assert_eq!(call(&again, &["call", "ping"]).0, Some(0));
+    wait_until("the revoked scope's token file goes", || {
+        !first.token_file().unwrap().exists()
+    });
     assert_eq!(call(&first, &["call", "ping"]).0, Some(77));
     // The async client lists what the blocking one and `gangway list` do.
     let listed = host.runtime.block_on(async {

@@ -18,11 +18,12 @@ use gangway::controller::{Controller, ControllerInput, LaunchSpec, OutputEvent, 
 fn a_shell_in_bwrap_calls_the_host_through_its_wrappers() {
     require(&["bwrap"]);
     let host = Host::start();
-    let env = host.env();
-    let spec = LaunchSpec::new("sh")
-        .env("PS1", "sandbox$ ")
-        .prefix(host.bwrap_prefix())
-        .sandbox_env(&env);
+    // The prefix sets the sandbox's whole environment (`--clearenv`).
+    let prefix = gangway::ipc::Bwrap::new(&host.env())
+        .setenv("PS1", "sandbox$ ")
+        .prefix()
+        .unwrap();
+    let spec = LaunchSpec::new("sh").prefix(prefix);
     host.runtime.block_on(async {
         let shell = ShellController::new("sandboxed", spec);
         let mut events = shell.subscribe();
@@ -43,6 +44,8 @@ fn a_shell_in_bwrap_calls_the_host_through_its_wrappers() {
                 other => panic!("{other:?} before the answer; so far: {seen}"),
             }
         }
+        // The prompt set with `Bwrap::setenv` reached the sandbox's shell.
+        assert!(seen.contains("sandbox$ "), "{seen}");
         // On a terminal the JSON is indented, as `jq` does.
         assert!(
             seen.contains(r#""query": "from-the-sandbox""#) && seen.contains(r#""verbose": true"#),

@@ -10,7 +10,6 @@ mod commands;
 #[path = "../../tests/peers/mcp_expected.rs"]
 mod expected;
 
-use std::ffi::OsString;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
@@ -63,13 +62,15 @@ fn bridge(program: &str, script: &str, sdk: expected::Sdk) {
         "countdown",
         "stats",
     ]));
-    // The SDKs start the server with an environment of their own choosing,
-    // so the sandbox's variables go in through bubblewrap.
-    let mut sandbox = Bwrap::new(&env);
-    for (key, value) in env.vars(None) {
-        sandbox = sandbox.args([OsString::from("--setenv"), key.into(), value]);
-    }
-    let mut server_argv = sandbox.prefix();
+    // The SDKs start the server with an environment of their own choosing;
+    // the prefix sets the sandbox's own (`--clearenv`, then `--setenv`),
+    // the token going in as its read-only file, never in this argv.
+    let mut server_argv = Bwrap::new(&env).prefix().unwrap();
+    assert!(
+        !server_argv
+            .iter()
+            .any(|arg| arg.to_string_lossy().contains(env.token()))
+    );
     server_argv.extend([GANGWAY.into(), "mcp".into()]);
 
     let (seen, stderr) = expected::drive(program, script, &server_argv);

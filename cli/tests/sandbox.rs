@@ -23,7 +23,9 @@ fn a_bwrap_session_from_the_helper_calls_every_command() {
         // ...and real calls work, with no network but loopback.
         script.push_str("greet sandboxed; echo piped | upper; note; grep -c ':' /proc/net/dev\n");
         let out = common::run(
-            gangway::ipc::Bwrap::new(&host.env()).command("sh", ["-c", &script]),
+            gangway::ipc::Bwrap::new(&host.env())
+                .command("sh", ["-c", &script])
+                .unwrap(),
             None,
         );
         assert!(out.status.success(), "{}", text(&out.stderr));
@@ -81,7 +83,9 @@ fn the_helpers_sandbox_keeps_the_hosts_sockets_and_environment_out() {
             "if [ -e '{}' ]; then echo visible; else echo hidden; fi; env | cut -d= -f1 | sort",
             socket.display()
         );
-        let mut command = gangway::ipc::Bwrap::new(&host.env()).command("sh", ["-c", &script]);
+        let mut command = gangway::ipc::Bwrap::new(&host.env())
+            .command("sh", ["-c", &script])
+            .unwrap();
         command.env("GANGWAY_TEST_EXTRA", "added on purpose");
         let out = common::run(command, None);
         assert!(out.status.success(), "{}", text(&out.stderr));
@@ -92,6 +96,7 @@ fn the_helpers_sandbox_keeps_the_hosts_sockets_and_environment_out() {
             "GANGWAY_BIN",
             "GANGWAY_ENDPOINT",
             "GANGWAY_TOKEN",
+            "GANGWAY_TOKEN_FILE",
             "GANGWAY_TEST_EXTRA",
             "HOME",
             "LANG",

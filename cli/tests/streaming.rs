@@ -24,7 +24,9 @@ fn every_way(host: &Host, name: &str, args: &[&str]) -> Vec<(String, Command)> {
     // `exec name "$@"`: the client is the sandbox's process, as a wrapper
     // run by an agent's shell is.
     let script = format!("exec {name} \"$@\"");
-    let mut bwrap = gangway::ipc::Bwrap::new(&host.env()).command("sh", ["-c", &script, name]);
+    let mut bwrap = gangway::ipc::Bwrap::new(&host.env())
+        .command("sh", ["-c", &script, name])
+        .unwrap();
     bwrap.args(args);
     ways.push((
         format!("{name} {args:?} inside bwrap ({:?})", host.style),
@@ -185,7 +187,9 @@ fn sixty_four_mebibytes_stream_through_an_input_stream_argument() {
         )];
         runs.push((
             "inside bwrap".to_owned(),
-            gangway::ipc::Bwrap::new(&host.env()).command("sh", ["-c", &script]),
+            gangway::ipc::Bwrap::new(&host.env())
+                .command("sh", ["-c", &script])
+                .unwrap(),
         ));
         for (how, command) in runs {
             let chunks_before = host.tally.sum_chunks.load(Ordering::SeqCst);
@@ -236,7 +240,8 @@ fn a_reader_that_leaves_early_ends_the_handler() {
         runs.push((
             "inside bwrap".to_owned(),
             gangway::ipc::Bwrap::new(&host.env())
-                .command("sh", ["-c", "generate 1073741824 | head -c 10"]),
+                .command("sh", ["-c", "generate 1073741824 | head -c 10"])
+                .unwrap(),
         ));
         for (n, (how, command)) in runs.into_iter().enumerate() {
             let (code, stdout, stderr) = finish(spawn(command));

@@ -115,6 +115,8 @@ pub mod mcp;
 pub mod stdio;
 pub mod tool;
 
+#[cfg(any(feature = "ipc", feature = "controller"))]
+mod clean_env;
 #[cfg(feature = "stdio")]
 mod process_tree;
 #[cfg(any(feature = "ipc", feature = "stdio", feature = "client"))]

@@ -556,6 +556,10 @@ pub fn router(tally: &Tally) -> IpcRouter {
         })
 }
 
+/// The cancel grace of a test host: short, so tests of handlers that
+/// ignore cancellation stay fast.
+const SHORT_GRACE: std::time::Duration = std::time::Duration::from_millis(300);
+
 /// A running host: a runtime, the server, and its wrappers.
 pub struct Host {
     pub runtime: tokio::runtime::Runtime,
@@ -581,19 +585,29 @@ impl Host {
     }
 
     pub fn start_with_styled(builder: gangway::ipc::IpcServerBuilder, style: Style) -> Host {
-        // Short, so tests of handlers that ignore cancellation stay fast.
-        Host::start_full(builder, style, std::time::Duration::from_millis(300))
+        Host::start_full(builder, style, SHORT_GRACE, Path::new(GANGWAY_CLIENT))
+    }
+
+    /// A host with script wrappers whose client binary is `client`.
+    pub fn start_with_client(builder: gangway::ipc::IpcServerBuilder, client: &Path) -> Host {
+        Host::start_full(builder, Style::Scripts, SHORT_GRACE, client)
     }
 
     /// A host with script wrappers whose cancel grace is `grace`.
     pub fn start_with_grace(grace: std::time::Duration) -> Host {
-        Host::start_full(IpcServer::builder(), Style::Scripts, grace)
+        Host::start_full(
+            IpcServer::builder(),
+            Style::Scripts,
+            grace,
+            Path::new(GANGWAY_CLIENT),
+        )
     }
 
     fn start_full(
         builder: gangway::ipc::IpcServerBuilder,
         style: Style,
         grace: std::time::Duration,
+        client: &Path,
     ) -> Host {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
@@ -613,7 +627,7 @@ impl Host {
             .block_on(
                 builder
                     .cancel_grace(grace)
-                    .client_bin(GANGWAY_CLIENT)
+                    .client_bin(client)
                     .wrapper_dir(wrappers.path())
                     .start(router),
             )
@@ -638,6 +652,7 @@ impl Host {
     pub fn bwrap_prefix(&self) -> Vec<String> {
         gangway::ipc::Bwrap::new(&self.env())
             .prefix()
+            .unwrap()
             .into_iter()
             .map(|arg| arg.into_string().unwrap())
             .collect()

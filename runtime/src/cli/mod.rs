@@ -192,7 +192,8 @@ fn print_help(program: &str) -> i32 {
 
 /// If `args` are a client call, runs it and gives its exit code: `<program>
 /// call ...` (what a script wrapper runs), `<program> list` inside a sandbox
-/// whose client this program is (`GANGWAY_TOKEN` set, `GANGWAY_BIN` naming
+/// whose client this program is (`GANGWAY_TOKEN` or `GANGWAY_TOKEN_FILE`
+/// set, `GANGWAY_BIN` naming
 /// it), or a run through a link wrapper
 /// (`search -> gangway`). `None` otherwise, for a host binary that is its
 /// own client to go on with its own work.
@@ -203,7 +204,11 @@ where
 {
     let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
     let through_link = args.first().and_then(link_name).is_some();
-    let listing = || std::env::var_os(crate::ipc::ENV_TOKEN).is_some() && is_the_client();
+    let listing = || {
+        (std::env::var_os(crate::ipc::ENV_TOKEN).is_some()
+            || std::env::var_os(crate::ipc::ENV_TOKEN_FILE).is_some())
+            && is_the_client()
+    };
     (through_link
         || args
             .get(1)

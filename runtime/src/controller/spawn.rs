@@ -163,6 +163,9 @@ pub(super) fn spawn_shell<C: RunOutput>(
             Ok(())
         })
     };
+    if spec.clears_env() {
+        command = command.env_clear();
+    }
     for (key, value) in spec.env_vars() {
         command = command.env(key, value);
     }

@@ -68,7 +68,12 @@ impl LaunchSpec {
         self
     }
 
-    /// Sets an environment variable (on top of the host's environment).
+    /// Sets an environment variable: on top of the host's environment, or,
+    /// once a [`prefix`](LaunchSpec::prefix) or a sandbox environment is
+    /// set, of the clean one the process then starts from. Under a
+    /// `Bwrap` prefix it reaches `bwrap`, not the sandbox, which starts
+    /// from an empty environment: give the sandbox a variable with
+    /// `Bwrap::setenv`.
     pub fn env(mut self, key: impl Into<OsString>, value: impl Into<OsString>) -> Self {
         self.env.push((key.into(), value.into()));
         self
@@ -82,7 +87,9 @@ impl LaunchSpec {
 
     /// Gives the process what it needs to reach an
     /// [`IpcServer`](crate::ipc::IpcServer): endpoint, token, client binary,
-    /// and the wrapper directory first on `PATH`.
+    /// and the wrapper directory first on `PATH`. The process then starts
+    /// from a clean environment, not the host's (see
+    /// [`env_vars`](LaunchSpec::env_vars)).
     #[cfg(feature = "ipc")]
     #[cfg_attr(docsrs, doc(cfg(feature = "ipc")))]
     pub fn sandbox_env(mut self, env: &SandboxEnv) -> Self {
@@ -90,9 +97,12 @@ impl LaunchSpec {
         self
     }
 
-    /// Runs the program under this argv prefix (say `bwrap ... --`): the
-    /// prefix's first word is what is executed, the program and its
-    /// arguments follow the prefix.
+    /// Runs the program under this argv prefix (say `bwrap ... --`, as
+    /// `Bwrap::prefix` writes it): the prefix's first word is what is
+    /// executed, the program and its arguments follow the prefix. The
+    /// process then starts from a clean environment, not the host's (see
+    /// [`env_vars`](LaunchSpec::env_vars)): a sandbox runner must not be
+    /// handed the host's credentials.
     pub fn prefix<I, S>(mut self, prefix: I) -> Self
     where
         I: IntoIterator<Item = S>,
@@ -123,22 +133,38 @@ impl LaunchSpec {
         argv
     }
 
-    /// The variables set on the process: the spec's own, then the sandbox
-    /// environment's (with `PATH` led by the wrapper directory, built on the
-    /// spec's `PATH` if it sets one, else the host's).
+    /// Whether the process starts from a clean environment rather than the
+    /// host's: once a prefix or a sandbox environment is set.
+    pub fn clears_env(&self) -> bool {
+        #[cfg(feature = "ipc")]
+        if self.sandbox.is_some() {
+            return true;
+        }
+        !self.prefix.is_empty()
+    }
+
+    /// The variables set on the process. Without a prefix or a sandbox
+    /// environment, the spec's own, on top of the host's environment.
+    /// With either, the whole environment, as `Bwrap::command` makes it:
+    /// the host's `TERM`, `LANG`, `LC_ALL` and `TZ` if set, `HOME=/tmp`,
+    /// `PATH` on the system directories; then the spec's own; then the
+    /// sandbox environment's (with `PATH` led by the wrapper directory,
+    /// built on the spec's `PATH` if it sets one).
     pub fn env_vars(&self) -> Vec<(OsString, OsString)> {
+        if !self.clears_env() {
+            return self.env.clone();
+        }
         #[cfg_attr(not(feature = "ipc"), allow(unused_mut))]
-        let mut vars = self.env.clone();
+        let mut vars = crate::clean_env::base();
+        vars.extend(self.env.iter().cloned());
         #[cfg(feature = "ipc")]
         if let Some(sandbox) = &self.sandbox {
-            let own_path = self
-                .env
+            let path = vars
                 .iter()
                 .rev()
                 .find(|(key, _)| key == "PATH")
                 .map(|(_, value)| value.clone());
-            let inherited = own_path.or_else(|| std::env::var_os("PATH"));
-            for (key, value) in sandbox.vars(inherited.as_deref()) {
+            for (key, value) in sandbox.vars(path.as_deref()) {
                 vars.push((OsString::from(key), value));
             }
         }
@@ -170,6 +196,9 @@ impl LaunchSpec {
         let argv = self.argv();
         let mut command = tokio::process::Command::new(&argv[0]);
         command.args(&argv[1..]);
+        if self.clears_env() {
+            command.env_clear();
+        }
         for (key, value) in self.env_vars() {
             command.env(key, value);
         }
@@ -204,5 +233,36 @@ mod tests {
             vars.iter()
                 .any(|(k, v)| k == "GANGWAY_ENDPOINT" && v == "unix:/tmp/s")
         );
+    }
+
+    #[test]
+    fn a_prefix_or_a_sandbox_starts_the_process_from_a_clean_environment() {
+        let plain = LaunchSpec::new("sh").env("A", "1");
+        assert!(!plain.clears_env());
+        assert_eq!(plain.env_vars(), [("A".into(), "1".into())]);
+        let sandbox = SandboxEnv::new(Endpoint::Unix("/tmp/s".into()), "0123456789abcdef".into());
+        let kept = [
+            "TERM",
+            "LANG",
+            "LC_ALL",
+            "TZ",
+            "HOME",
+            "PATH",
+            "A",
+            "GANGWAY_ENDPOINT",
+            "GANGWAY_TOKEN",
+        ];
+        for spec in [
+            plain.clone().prefix(["bwrap", "--"]),
+            plain.clone().sandbox_env(&sandbox),
+        ] {
+            assert!(spec.clears_env());
+            let vars = spec.env_vars();
+            for (key, _) in &vars {
+                assert!(kept.contains(&key.to_str().unwrap()), "{key:?} in {vars:?}");
+            }
+            assert!(vars.contains(&("HOME".into(), "/tmp".into())));
+            assert!(vars.contains(&("A".into(), "1".into())));
+        }
     }
 }

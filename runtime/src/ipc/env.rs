@@ -10,11 +10,17 @@ use super::endpoint::Endpoint;
 pub const ENV_ENDPOINT: &str = "GANGWAY_ENDPOINT";
 /// The environment variable holding the token.
 pub const ENV_TOKEN: &str = "GANGWAY_TOKEN";
+/// The environment variable naming a file that holds the token, read when
+/// [`ENV_TOKEN`] is not set: how a sandbox started from an argv (a
+/// [`Bwrap`](crate::ipc::Bwrap) prefix) gets its token, which must never
+/// be in an argv (every user of the host can read those).
+pub const ENV_TOKEN_FILE: &str = "GANGWAY_TOKEN_FILE";
 /// The environment variable naming the client binary the wrappers run.
 pub const ENV_BIN: &str = "GANGWAY_BIN";
 
 /// What a child process needs to reach an [`IpcServer`](super::IpcServer):
-/// `GANGWAY_ENDPOINT`, `GANGWAY_TOKEN`, `GANGWAY_BIN`, and the wrapper
+/// `GANGWAY_ENDPOINT`, the token (`GANGWAY_TOKEN`, and the file holding it,
+/// `GANGWAY_TOKEN_FILE`, when there is one), `GANGWAY_BIN`, and the wrapper
 /// directory prepended to `PATH`.
 ///
 /// ```
@@ -31,6 +37,8 @@ pub const ENV_BIN: &str = "GANGWAY_BIN";
 pub struct SandboxEnv {
     endpoint: Endpoint,
     token: String,
+    token_file: Option<PathBuf>,
+    server_dir: Option<PathBuf>,
     client_bin: Option<PathBuf>,
     wrapper_dir: Option<PathBuf>,
 }
@@ -41,6 +49,8 @@ impl SandboxEnv {
         SandboxEnv {
             endpoint,
             token,
+            token_file: None,
+            server_dir: None,
             client_bin: None,
             wrapper_dir: None,
         }
@@ -60,6 +70,25 @@ impl SandboxEnv {
         self
     }
 
+    /// Names a file holding the token (`GANGWAY_TOKEN_FILE`), in a
+    /// directory a sandbox may see (it is bound read-only, beside the
+    /// socket). The server's environments have one; a sandbox started from
+    /// an argv ([`Bwrap::prefix`](crate::ipc::Bwrap::prefix)) needs one.
+    #[must_use]
+    pub fn with_token_file(mut self, path: Option<PathBuf>) -> Self {
+        self.token_file = path;
+        self
+    }
+
+    /// Names the server's private directory, which holds every scope's
+    /// socket and token: no sandbox may see it whole, and
+    /// [`Bwrap`](crate::ipc::Bwrap) refuses a bind that would show it.
+    #[must_use]
+    pub fn with_server_dir(mut self, dir: Option<PathBuf>) -> Self {
+        self.server_dir = dir;
+        self
+    }
+
     /// The endpoint.
     pub fn endpoint(&self) -> &Endpoint {
         &self.endpoint
@@ -68,6 +97,16 @@ impl SandboxEnv {
     /// The token.
     pub fn token(&self) -> &str {
         &self.token
+    }
+
+    /// The file holding the token, if there is one.
+    pub fn token_file(&self) -> Option<&Path> {
+        self.token_file.as_deref()
+    }
+
+    /// The server's private directory, if known.
+    pub fn server_dir(&self) -> Option<&Path> {
+        self.server_dir.as_deref()
     }
 
     /// The client binary, if known.
@@ -80,12 +119,25 @@ impl SandboxEnv {
         self.wrapper_dir.as_deref()
     }
 
-    /// The variables to set, with `PATH` built on `inherited_path`.
+    /// The variables to set, with `PATH` built on `inherited_path`: the
+    /// token itself as `GANGWAY_TOKEN`, and the file holding it as
+    /// `GANGWAY_TOKEN_FILE` when there is one.
     pub fn vars(&self, inherited_path: Option<&OsStr>) -> Vec<(&'static str, OsString)> {
-        let mut vars = vec![
-            (ENV_ENDPOINT, OsString::from(self.endpoint.to_string())),
-            (ENV_TOKEN, OsString::from(&self.token)),
-        ];
+        let mut vars = self.vars_without_token(inherited_path);
+        vars.insert(1, (ENV_TOKEN, OsString::from(&self.token)));
+        vars
+    }
+
+    /// [`vars`](Self::vars) but the token itself: what may be written in
+    /// an argv (`bwrap --setenv`), since the token file carries the token.
+    pub(crate) fn vars_without_token(
+        &self,
+        inherited_path: Option<&OsStr>,
+    ) -> Vec<(&'static str, OsString)> {
+        let mut vars = vec![(ENV_ENDPOINT, OsString::from(self.endpoint.to_string()))];
+        if let Some(file) = &self.token_file {
+            vars.push((ENV_TOKEN_FILE, file.clone().into_os_string()));
+        }
         if let Some(bin) = &self.client_bin {
             vars.push((ENV_BIN, bin.clone().into_os_string()));
         }
@@ -119,6 +171,8 @@ impl std::fmt::Debug for SandboxEnv {
         f.debug_struct("SandboxEnv")
             .field("endpoint", &self.endpoint)
             .field("token", &"<redacted>")
+            .field("token_file", &self.token_file)
+            .field("server_dir", &self.server_dir)
             .field("client_bin", &self.client_bin)
             .field("wrapper_dir", &self.wrapper_dir)
             .finish()

@@ -82,7 +82,7 @@ pub use argv::{ArgvOutcome, ArgvPlan};
 pub use audit::{AuditLog, AuditOutcome, AuditRecord, AuditSink};
 #[cfg(feature = "ipc")]
 #[cfg_attr(docsrs, doc(cfg(feature = "ipc")))]
-pub use bwrap::{Access, Bwrap, SandboxPath};
+pub use bwrap::{Access, Bwrap, BwrapError, SandboxPath};
 #[cfg(feature = "ipc")]
 #[cfg_attr(docsrs, doc(cfg(feature = "ipc")))]
 pub use client::{AsyncIpcClient, CallStream};
@@ -98,7 +98,9 @@ pub use context::{CallContext, CallEnded, CancelReason, Cancelled};
 pub use endpoint::Endpoint;
 #[cfg(any(feature = "ipc", feature = "client"))]
 #[cfg_attr(docsrs, doc(cfg(any(feature = "ipc", feature = "client"))))]
-pub use env::{CommandEnv, ENV_BIN, ENV_ENDPOINT, ENV_TOKEN, SandboxEnv, locate_client_bin};
+pub use env::{
+    CommandEnv, ENV_BIN, ENV_ENDPOINT, ENV_TOKEN, ENV_TOKEN_FILE, SandboxEnv, locate_client_bin,
+};
 pub use error::{IpcError, RegisterError};
 #[cfg(feature = "ipc")]
 #[cfg_attr(docsrs, doc(cfg(feature = "ipc")))]

@@ -121,6 +121,13 @@ pub enum ScopeError {
     },
     /// Random bytes for the token could not be read.
     Token(String),
+    /// The scope's socket or token file could not be made.
+    Socket {
+        /// The scope's id.
+        id: String,
+        /// Why.
+        message: String,
+    },
 }
 
 impl fmt::Display for ScopeError {
@@ -151,6 +158,9 @@ impl fmt::Display for ScopeError {
             }
             ScopeError::Token(message) => {
                 write!(f, "cannot make a token for the scope: {message}")
+            }
+            ScopeError::Socket { id, message } => {
+                write!(f, "cannot make the socket of scope `{id}`: {message}")
             }
         }
     }

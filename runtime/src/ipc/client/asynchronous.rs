@@ -13,9 +13,9 @@ use tokio::sync::{mpsc, oneshot, watch};
 use super::error::{ClientError, RemoteError};
 use super::event::CallEvent;
 use super::exchange::{
-    argv_request, call_frame, checked, closed, env_endpoint, frame, hello, hello_answer,
-    host_frame, into_result, json_request, manifest, payload, raw_request, typed, typed_request,
-    unprompted_argv_outcome,
+    argv_request, call_frame, checked, closed, ended_access_or, env_endpoint, frame, hello,
+    hello_answer, host_frame, into_result, json_request, manifest, payload, raw_request, typed,
+    typed_request, unprompted_argv_outcome,
 };
 use crate::ipc::argv::ArgvOutcome;
 use crate::ipc::command::IpcCommand;
@@ -118,7 +118,9 @@ impl AsyncIpcClient {
     /// [`ClientError::MissingEnv`], then as [`connect`](AsyncIpcClient::connect).
     pub async fn from_env() -> Result<AsyncIpcClient, ClientError> {
         let (endpoint, token) = env_endpoint()?;
-        AsyncIpcClient::connect_to(&endpoint, &token).await
+        AsyncIpcClient::connect_to(&endpoint, &token)
+            .await
+            .map_err(ended_access_or)
     }
 
     /// Connects to a parsed endpoint and presents the token.

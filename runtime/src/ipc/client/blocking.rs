@@ -14,9 +14,9 @@ use std::time::Duration;
 use super::error::ClientError;
 use super::event::CallEvent;
 use super::exchange::{
-    Greeting, argv_outcome, argv_request, call_frame, checked, closed, env_endpoint, frame, hello,
-    hello_answer, host_frame, into_result, json_request, manifest, payload, raw_request, typed,
-    typed_request, unprompted_argv_outcome,
+    Greeting, argv_outcome, argv_request, call_frame, checked, closed, ended_access_or,
+    env_endpoint, frame, hello, hello_answer, host_frame, into_result, json_request, manifest,
+    payload, raw_request, typed, typed_request, unprompted_argv_outcome,
 };
 use super::pump::Pump;
 use crate::ipc::argv::ArgvOutcome;
@@ -191,7 +191,7 @@ impl IpcClient {
     /// [`ClientError::MissingEnv`], and as [`connect`](IpcClient::connect).
     pub fn from_env() -> Result<IpcClient, ClientError> {
         let (endpoint, token) = env_endpoint()?;
-        IpcClient::connect_to(&endpoint, &token)
+        IpcClient::connect_to(&endpoint, &token).map_err(ended_access_or)
     }
 
     /// [`from_env`](IpcClient::from_env), with the hello deferred to the
@@ -203,7 +203,7 @@ impl IpcClient {
     /// [`ClientError::Connect`].
     pub fn from_env_deferred() -> Result<IpcClient, ClientError> {
         let (endpoint, token) = env_endpoint()?;
-        IpcClient::connect_deferred(&endpoint, &token)
+        IpcClient::connect_deferred(&endpoint, &token).map_err(ended_access_or)
     }
 
     /// Sends a hello still pending and reads the host's answer.

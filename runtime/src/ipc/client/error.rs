@@ -6,7 +6,7 @@ use std::io;
 
 use serde_bytes::ByteBuf;
 
-use crate::ipc::env::{ENV_ENDPOINT, ENV_TOKEN};
+use crate::ipc::env::{ENV_ENDPOINT, ENV_TOKEN, ENV_TOKEN_FILE};
 use crate::ipc::exit;
 use crate::ipc::kind::ErrorKind;
 use crate::ipc::protocol::WireError;
@@ -33,10 +33,25 @@ pub struct RemoteError {
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum ClientError {
-    /// `GANGWAY_ENDPOINT` or `GANGWAY_TOKEN` is not set.
+    /// `GANGWAY_ENDPOINT` is not set, or neither `GANGWAY_TOKEN` nor
+    /// `GANGWAY_TOKEN_FILE` is.
     MissingEnv {
         /// The variable.
         var: &'static str,
+    },
+    /// The sandbox's access ended: the token file `GANGWAY_TOKEN_FILE`
+    /// names is gone (with the scope's socket), as the host removes it once
+    /// the access is revoked or expires.
+    AccessEnded {
+        /// The token file that was.
+        token_file: std::path::PathBuf,
+    },
+    /// The file `GANGWAY_TOKEN_FILE` names cannot be read.
+    TokenFile {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why.
+        source: io::Error,
     },
     /// The endpoint text is not an endpoint.
     BadEndpoint(String),
@@ -80,13 +95,15 @@ pub enum ClientError {
 impl ClientError {
     /// The exit code a command-line client should end with: the host's for
     /// a remote error, 2 for a call too large to send, 74 (`EX_IOERR`) when
-    /// standard input cannot be read, 69 (`EX_UNAVAILABLE`) when the host
+    /// standard input cannot be read, 77 (`EX_NOPERM`) when the sandbox's
+    /// access has ended (its token file is gone), 69 (`EX_UNAVAILABLE`) when the host
     /// cannot be reached or the exchange broke.
     pub fn exit_code(&self) -> i32 {
         match self {
             ClientError::Remote(remote) => remote.exit,
             ClientError::TooLarge { .. } | ClientError::StdinTooLarge { .. } => exit::USAGE,
             ClientError::Stdin(_) => exit::STDIN,
+            ClientError::AccessEnded { .. } => exit::DENIED,
             _ => exit::UNAVAILABLE,
         }
     }
@@ -105,7 +122,19 @@ impl fmt::Display for ClientError {
         match self {
             ClientError::MissingEnv { var } => write!(
                 f,
-                "{var} is not set: run this inside a sandbox the gangway host started, or set {ENV_ENDPOINT} and {ENV_TOKEN}"
+                "{var} is not set: run this inside a sandbox the gangway host started, or set \
+                 {ENV_ENDPOINT} and {ENV_TOKEN} (or {ENV_TOKEN_FILE})"
+            ),
+            ClientError::AccessEnded { token_file } => write!(
+                f,
+                "this sandbox's access has ended: the host revoked it or it expired (its token, \
+                 {}, is gone); the host must issue a new scope",
+                token_file.display()
+            ),
+            ClientError::TokenFile { path, source } => write!(
+                f,
+                "cannot read the token from {} ({ENV_TOKEN_FILE}): {source}",
+                path.display()
             ),
             ClientError::BadEndpoint(message) => write!(f, "{ENV_ENDPOINT}: {message}"),
             ClientError::Connect { endpoint, source } => write!(
@@ -139,6 +168,7 @@ impl std::error::Error for ClientError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             ClientError::Connect { source, .. }
+            | ClientError::TokenFile { source, .. }
             | ClientError::Io(source)
             | ClientError::Stdin(source) => Some(source),
             _ => None,

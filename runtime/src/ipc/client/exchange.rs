@@ -11,20 +11,67 @@ use super::error::ClientError;
 use crate::ipc::argv::ArgvOutcome;
 use crate::ipc::command::{IpcCommand, Reply};
 use crate::ipc::endpoint::Endpoint;
-use crate::ipc::env::{ENV_ENDPOINT, ENV_TOKEN};
+use crate::ipc::env::{ENV_ENDPOINT, ENV_TOKEN, ENV_TOKEN_FILE};
 use crate::ipc::exit;
 use crate::ipc::kind::ErrorKind;
 use crate::ipc::protocol::{
     self, ClientFrame, Hello, HostFrame, Request, Response, Welcome, WireError,
 };
 
-/// The endpoint and token from `GANGWAY_ENDPOINT` and `GANGWAY_TOKEN`.
+/// The endpoint and token from `GANGWAY_ENDPOINT` and `GANGWAY_TOKEN`
+/// (or the file `GANGWAY_TOKEN_FILE` names).
 pub(super) fn env_endpoint() -> Result<(Endpoint, String), ClientError> {
     let endpoint =
         std::env::var(ENV_ENDPOINT).map_err(|_| ClientError::MissingEnv { var: ENV_ENDPOINT })?;
-    let token = std::env::var(ENV_TOKEN).map_err(|_| ClientError::MissingEnv { var: ENV_TOKEN })?;
+    let token = env_token()?;
     let endpoint = endpoint.parse().map_err(ClientError::BadEndpoint)?;
     Ok((endpoint, token))
+}
+
+/// The token: `GANGWAY_TOKEN`, else the first line of the file
+/// `GANGWAY_TOKEN_FILE` names.
+fn env_token() -> Result<String, ClientError> {
+    if let Ok(token) = std::env::var(ENV_TOKEN) {
+        return Ok(token);
+    }
+    let Some(path) = std::env::var_os(ENV_TOKEN_FILE) else {
+        return Err(ClientError::MissingEnv { var: ENV_TOKEN });
+    };
+    let path = std::path::PathBuf::from(path);
+    // A token is at most 1 KiB: a larger file is not a token file.
+    let mut text = String::new();
+    let read = std::fs::File::open(&path)
+        .and_then(|file| io::Read::read_to_string(&mut io::Read::take(file, 4096), &mut text));
+    match read {
+        Ok(_) => Ok(text.lines().next().unwrap_or_default().to_owned()),
+        Err(source) if source.kind() == io::ErrorKind::NotFound => {
+            Err(ClientError::AccessEnded { token_file: path })
+        }
+        Err(source) => Err(ClientError::TokenFile { path, source }),
+    }
+}
+
+/// `error`, or [`ClientError::AccessEnded`] when it is a connection that
+/// found no socket, or no one listening, while the token file the
+/// environment names is gone: the host removes both when the sandbox's
+/// access is revoked or expires.
+pub(super) fn ended_access_or(error: ClientError) -> ClientError {
+    let gone = |source: &io::Error| {
+        matches!(
+            source.kind(),
+            io::ErrorKind::NotFound | io::ErrorKind::ConnectionRefused
+        )
+    };
+    match (&error, std::env::var_os(ENV_TOKEN_FILE)) {
+        (ClientError::Connect { source, .. }, Some(path))
+            if gone(source) && !std::path::Path::new(&path).exists() =>
+        {
+            ClientError::AccessEnded {
+                token_file: path.into(),
+            }
+        }
+        _ => error,
+    }
 }
 
 /// A call of `method` with nothing else yet; its id is set when it is sent.

@@ -5,7 +5,7 @@ use std::fmt;
 use std::io;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::{AtomicU64, AtomicUsize};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -167,8 +167,11 @@ impl IpcServerBuilder {
         /// call the commands.
         allow_non_loopback(allow: bool) => allow;
 
-        /// Where the private socket directory is created (default:
-        /// `$XDG_RUNTIME_DIR`, else the system's temporary directory).
+        /// Where the server's private directory is created (default:
+        /// `$XDG_RUNTIME_DIR`, else the system's temporary directory). It
+        /// holds a directory per grant, with its token file and (without
+        /// [`tcp`](IpcServerBuilder::tcp)) its socket; a sandbox is shown
+        /// only its own.
         socket_parent(dir: impl Into<PathBuf>) => Some(dir.into());
 
         /// Use this token instead of a fresh random one (16 to 1024 bytes).
@@ -283,13 +286,17 @@ impl IpcServerBuilder {
         });
         let Listening {
             endpoint,
-            socket_dir,
+            dir,
+            main,
             accept,
-        } = listen(self.tcp, self.socket_parent.as_deref(), &shared).await?;
+        } = listen(self.tcp, self.socket_parent.as_deref(), &token, &shared).await?;
         Ok(IpcServer {
             endpoint,
             token,
-            socket_dir,
+            dir: Some(dir),
+            main,
+            rooms_opened: AtomicU64::new(0),
+            runtime: tokio::runtime::Handle::current(),
             shared,
             accept: Some(accept),
             client_bin: self.client_bin.or_else(locate_client_bin),

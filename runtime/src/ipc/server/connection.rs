@@ -17,7 +17,7 @@ use super::auditor::call_record;
 use super::call::answer;
 use super::call_io::CallIo;
 use super::grants::{Grant, Lapse};
-use super::handshake::greet;
+use super::handshake::{Admits, greet};
 use super::outbox::{Control, Held, Hold, Outgoing, RunningCall, answer_body, write_frames};
 use super::{Shared, scoped_manifest};
 use crate::ipc::audit::{AuditOutcome, AuditRecord};
@@ -67,13 +67,14 @@ pub(super) async fn serve_connection<R, W>(
     mut reader: R,
     mut writer: W,
     peer: Option<PeerCredentials>,
+    admits: &Admits,
     shared: &Arc<Shared>,
     admitted: Arc<OwnedSemaphorePermit>,
 ) where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let Some(grant) = greet(&mut reader, &mut writer, peer, shared).await else {
+    let Some(grant) = greet(&mut reader, &mut writer, peer, admits, shared).await else {
         return;
     };
     // A hello that finished as shutdown began gets no calls.

@@ -66,6 +66,11 @@ impl Grant {
         }
     }
 
+    /// Whether `presented` is this grant's token, compared in constant time.
+    pub(crate) fn token_is(&self, presented: &str) -> bool {
+        presented.as_bytes().ct_eq(self.token.as_bytes()).into()
+    }
+
     /// Cancelled when the grant is revoked.
     pub(crate) fn revoked(&self) -> &CancellationToken {
         &self.revoked
@@ -110,9 +115,30 @@ impl Grants {
             .push(Arc::new(grant));
     }
 
-    /// Adds a grant for `scope` under `token`; `false` when a live scope
+    /// The server's own grant: every command, never lapsing.
+    pub(crate) fn full_access(&self) -> Arc<Grant> {
+        self.grants
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .iter()
+            .find(|grant| grant.scope.is_none())
+            .cloned()
+            .expect("the full-access grant is made first and never forgotten")
+    }
+
+    /// Forgets `grant`, which was issued but could not be put to use (its
+    /// socket could not be made): its id may be issued again at once.
+    pub(crate) fn withdraw(&self, grant: &Arc<Grant>) {
+        grant.revoked.cancel();
+        self.grants
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .retain(|held| !Arc::ptr_eq(held, grant));
+    }
+
+    /// Adds a grant for `scope` under `token`; `None` when a live scope
     /// has its id.
-    pub(crate) fn issue(&self, scope: Scope, token: String) -> bool {
+    pub(crate) fn issue(&self, scope: Scope, token: String) -> Option<Arc<Grant>> {
         let (id, commands, lifetime) = scope.into_parts();
         let mut grants = self
             .grants
@@ -122,7 +148,7 @@ impl Grants {
             .iter()
             .any(|grant| grant.scope.as_deref() == Some(&*id) && grant.lapse().is_none())
         {
-            return false;
+            return None;
         }
         // Lapsed grants are kept, so their tokens are refused with the
         // reason; past a bound, the oldest are forgotten (their tokens then
@@ -139,15 +165,16 @@ impl Grants {
                 !forget
             });
         }
-        grants.push(Arc::new(Grant {
+        let grant = Arc::new(Grant {
             token,
             scope: Some(Arc::from(id)),
             commands,
             // A lifetime past what the clock can say never ends.
             expires_at: lifetime.and_then(|lifetime| Instant::now().checked_add(lifetime)),
             revoked: CancellationToken::new(),
-        }));
-        true
+        });
+        grants.push(grant.clone());
+        Some(grant)
     }
 
     /// The grant whose token is `presented`, compared with every token in
@@ -159,8 +186,7 @@ impl Grants {
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let mut found = None;
         for grant in grants.iter() {
-            let equal: bool = presented.as_bytes().ct_eq(grant.token.as_bytes()).into();
-            if equal {
+            if grant.token_is(presented) {
                 found = Some(grant.clone());
             }
         }

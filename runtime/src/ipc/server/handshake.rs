@@ -20,6 +20,16 @@ use crate::ipc::protocol::{self, FrameError, Hello, Response, Welcome, WireError
 /// How long a connection turned away is given to read why.
 const REFUSAL_GRACE: Duration = Duration::from_secs(1);
 
+/// Whose tokens a listener takes.
+#[derive(Clone)]
+pub(super) enum Admits {
+    /// Any grant's: a TCP listener serves every scope.
+    Any,
+    /// One grant's: each Unix socket belongs to one scope (or to the
+    /// full-access grant), so a token works only on its own socket.
+    Only(Arc<Grant>),
+}
+
 /// Turns away a connection over the server's limit: a `busy` error, then
 /// the end of it.
 pub(super) async fn turn_away_busy<R, W>(mut reader: R, mut writer: W)
@@ -70,6 +80,7 @@ pub(super) async fn greet<R, W>(
     reader: &mut R,
     writer: &mut W,
     peer: Option<PeerCredentials>,
+    admits: &Admits,
     shared: &Shared,
 ) -> Option<Arc<Grant>>
 where
@@ -127,13 +138,22 @@ where
         bytes_in: body.len() as u64,
         bytes_out: 0,
     };
-    let grant = match shared.grants.find(&hello.token) {
+    let found = match admits {
+        Admits::Any => shared.grants.find(&hello.token),
+        Admits::Only(grant) => grant.token_is(&hello.token).then(|| grant.clone()),
+    };
+    let grant = match found {
         Some(grant) => grant,
         None => {
             let error = auth("the token is missing or wrong; check GANGWAY_TOKEN");
-            // Anyone who can connect can send these: never waited for.
+            // Anyone who can connect can send these: never waited for. On
+            // a scope's own socket, the scope is who knocked.
+            let socket_scope = match admits {
+                Admits::Only(grant) => grant.scope(),
+                Admits::Any => None,
+            };
             if let Some(auditor) = &shared.auditor {
-                auditor.try_record(refused(None, &error));
+                auditor.try_record(refused(socket_scope, &error));
             }
             refuse(reader, writer, error).await;
             return None;

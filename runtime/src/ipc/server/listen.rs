@@ -1,6 +1,7 @@
-//! Listening: the private directory that holds the Unix socket (or a TCP
-//! listener), the accept loops, and the connection limit, past which a
-//! connection is turned away as busy.
+//! Listening: the server's private directory, the main listener (the
+//! full-access socket, or a TCP port every scope shares), the accept
+//! loops, and the connection limit, past which a connection is turned away
+//! as busy. Each scope's own socket is `rooms`'.
 
 use std::io;
 use std::net::SocketAddr;
@@ -13,56 +14,65 @@ use tokio::task::JoinHandle;
 
 use super::Shared;
 use super::connection::serve_connection;
-use super::handshake::turn_away_busy;
+use super::handshake::{Admits, turn_away_busy};
+use super::rooms::{self, Room};
 use crate::ipc::endpoint::Endpoint;
 use crate::ipc::guard::PeerCredentials;
 
-/// A bound server: where it listens, and the task accepting connections.
+/// A bound server: where it listens, its private directory and the
+/// full-access grant's room in it, and the task accepting connections.
 pub(super) struct Listening {
     pub(super) endpoint: Endpoint,
-    /// The private directory of the Unix socket; `None` on TCP.
-    pub(super) socket_dir: Option<tempfile::TempDir>,
+    pub(super) dir: tempfile::TempDir,
+    pub(super) main: Room,
     pub(super) accept: JoinHandle<()>,
 }
 
-/// Binds `tcp`, or else a Unix socket (mode 0600) in a fresh private
-/// directory under `socket_parent`, and starts accepting connections.
+/// Makes the server's private directory under `socket_parent` and the
+/// full-access grant's room in it (its token file; without `tcp`, its
+/// Unix socket, mode 0600), binds `tcp` if given, and starts accepting
+/// connections.
 pub(super) async fn listen(
     tcp: Option<SocketAddr>,
     socket_parent: Option<&Path>,
+    token: &str,
     shared: &Arc<Shared>,
 ) -> io::Result<Listening> {
-    Ok(match tcp {
+    let dir = private_dir(socket_parent)?;
+    let full_access = shared.grants.full_access();
+    let main = rooms::make(dir.path(), 0, token, tcp.is_none())?;
+    let (endpoint, accept) = match tcp {
         Some(addr) => {
             let listener = tokio::net::TcpListener::bind(addr).await?;
             let endpoint = Endpoint::Tcp(listener.local_addr()?);
-            let accept = tokio::spawn(accept(listener, shared.clone()));
-            Listening {
+            (
                 endpoint,
-                socket_dir: None,
-                accept,
-            }
+                tokio::spawn(accept(listener, shared.clone(), Admits::Any)),
+            )
         }
         None => {
-            let dir = private_dir(socket_parent)?;
-            let path = dir.path().join("s");
-            let listener = tokio::net::UnixListener::bind(&path)?;
-            set_mode(&path, 0o600)?;
-            let accept = tokio::spawn(accept(listener, shared.clone()));
-            Listening {
-                endpoint: Endpoint::Unix(path),
-                socket_dir: Some(dir),
-                accept,
-            }
+            let socket = main.socket.clone().expect("a Unix room has a socket");
+            let listener = rooms::bind(&socket)?;
+            let admits = Admits::Only(full_access);
+            let accept = tokio::spawn(accept(listener, shared.clone(), admits));
+            (Endpoint::Unix(socket), accept)
         }
+    };
+    Ok(Listening {
+        endpoint,
+        dir,
+        main,
+        accept,
     })
 }
 
 /// A fresh directory only this user can enter, created with mode 0700 in
-/// one step, with a path short enough that its socket fits in
+/// one step, with a path short enough that its rooms' sockets fit in
 /// `sockaddr_un` (108 bytes).
 fn private_dir(parent: Option<&Path>) -> io::Result<tempfile::TempDir> {
-    let too_long = |base: &Path| base.as_os_str().len() + "/gangway-XXXXXX/s".len() >= 100;
+    let too_long = |base: &Path| {
+        base.as_os_str().len() + "/gangway-XXXXXX".len() + rooms::LONGEST_SOCKET_TAIL >= 108
+    };
     let create = |base: &Path| {
         tempfile::Builder::new()
             .prefix("gangway-")
@@ -106,14 +116,9 @@ fn private_dir(parent: Option<&Path>) -> io::Result<tempfile::TempDir> {
     Err(last_error.unwrap_or_else(|| io::Error::other("no directory can hold the socket")))
 }
 
-fn set_mode(path: &Path, mode: u32) -> io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
-}
-
 /// A listener whose connections come split into a reading and a writing
 /// half, with the peer's credentials where the socket tells them.
-trait Listener: Send + Sync + 'static {
+pub(super) trait Listener: Send + Sync + 'static {
     type Reader: AsyncRead + Unpin + Send + 'static;
     type Writer: AsyncWrite + Unpin + Send + 'static;
 
@@ -155,15 +160,16 @@ type Accepted<L> = (
     Option<PeerCredentials>,
 );
 
-/// Accepts connections until the server stops.
-async fn accept<L: Listener>(listener: L, shared: Arc<Shared>) {
+/// Accepts connections, taking the tokens `admits` names, until the
+/// server stops.
+pub(super) async fn accept<L: Listener>(listener: L, shared: Arc<Shared>, admits: Admits) {
     loop {
         let accepted = tokio::select! {
             () = shared.soft.cancelled() => return,
             accepted = listener.next() => accepted,
         };
         match accepted {
-            Ok((reader, writer, peer)) => admit(reader, writer, peer, &shared),
+            Ok((reader, writer, peer)) => admit(reader, writer, peer, &admits, &shared),
             Err(_) => accept_failed().await,
         }
     }
@@ -175,8 +181,13 @@ async fn accept_failed() {
 }
 
 /// Serves a connection, or turns it away when the server is full.
-fn admit<R, W>(reader: R, writer: W, peer: Option<PeerCredentials>, shared: &Arc<Shared>)
-where
+fn admit<R, W>(
+    reader: R,
+    writer: W,
+    peer: Option<PeerCredentials>,
+    admits: &Admits,
+    shared: &Arc<Shared>,
+) where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
@@ -188,11 +199,12 @@ where
             // finishing its cancel grace after its caller left still counts
             // against the connection limit.
             let permit = Arc::new(permit);
+            let admits = admits.clone();
             tracker.spawn(async move {
                 let hard = shared.hard.clone();
                 tokio::select! {
                     () = hard.cancelled() => {}
-                    () = serve_connection(reader, writer, peer, &shared, permit.clone()) => {}
+                    () = serve_connection(reader, writer, peer, &admits, &shared, permit.clone()) => {}
                 }
                 drop(permit);
             });

@@ -6,8 +6,10 @@
 //! Here, the public [`IpcServer`]; then, in the order a connection meets
 //! them:
 //! - `builder`: [`IpcServerBuilder`], its options and limits, and `start`;
-//! - `listen`: the private socket directory, the accept loops, and the
-//!   connection limit;
+//! - `listen`: the private directory, the main listener, the accept loops,
+//!   and the connection limit;
+//! - `rooms`: each grant's own directory, token file and socket, served
+//!   until the scope lapses;
 //! - `handshake`: the hello and the welcome, the token check, and turning
 //!   a connection away;
 //! - `grants`: the tokens accepted, each bound to a scope (the server's
@@ -22,7 +24,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use tokio::sync::Semaphore;
@@ -47,6 +49,7 @@ mod grants;
 mod handshake;
 mod listen;
 mod outbox;
+mod rooms;
 
 #[cfg(feature = "mcp")]
 pub(crate) use call::human;
@@ -82,7 +85,15 @@ pub use builder::IpcServerBuilder;
 pub struct IpcServer {
     endpoint: Endpoint,
     token: String,
-    socket_dir: Option<tempfile::TempDir>,
+    /// The private directory holding every grant's room; `None` once
+    /// shut down.
+    dir: Option<tempfile::TempDir>,
+    /// The full-access grant's room.
+    main: rooms::Room,
+    /// Rooms opened for scopes so far.
+    rooms_opened: AtomicU64,
+    /// The runtime the server runs on, where scopes' sockets are served.
+    runtime: tokio::runtime::Handle,
     shared: Arc<Shared>,
     accept: Option<tokio::task::JoinHandle<()>>,
     client_bin: Option<PathBuf>,
@@ -161,28 +172,41 @@ impl IpcServer {
         &self.token
     }
 
-    /// The private directory holding the Unix socket (bind it into a
-    /// sandbox), if the server listens on one.
+    /// The directory holding the full-access socket and token file (what a
+    /// full-access sandbox binds, read-only), if the server listens on a
+    /// Unix socket. Each scope's socket is in a directory of its own beside
+    /// it, in the server's private directory.
     pub fn socket_dir(&self) -> Option<&Path> {
-        self.socket_dir.as_ref().map(tempfile::TempDir::path)
+        self.main.socket.as_ref().map(|_| self.main.dir.as_path())
     }
 
     /// What a child process needs to reach this server with full access
     /// (every command, no expiry). For a sandbox that should call less, see
     /// [`scope`](IpcServer::scope).
     pub fn sandbox_env(&self) -> SandboxEnv {
-        self.env_with(self.token.clone())
+        self.env_for(self.token.clone(), &self.main)
     }
 
-    fn env_with(&self, token: String) -> SandboxEnv {
-        SandboxEnv::new(self.endpoint.clone(), token)
+    /// The environment of the grant holding `token`, whose room is `room`.
+    fn env_for(&self, token: String, room: &rooms::Room) -> SandboxEnv {
+        let endpoint = match &room.socket {
+            Some(socket) => Endpoint::Unix(socket.clone()),
+            None => self.endpoint.clone(),
+        };
+        SandboxEnv::new(endpoint, token)
+            .with_token_file(Some(room.token_file.clone()))
+            .with_server_dir(self.dir.as_ref().map(|dir| dir.path().to_path_buf()))
             .with_client_bin(self.client_bin.clone())
             .with_wrapper_dir(self.wrapper_dir.clone())
     }
 
     /// Issues `scope`: a fresh token that may call only the scope's
     /// commands, until it expires or is [revoked](IpcServer::revoke),
-    /// carried by the environment returned. A call outside the scope is
+    /// carried by the environment returned, and (on a Unix socket server) a
+    /// socket of its own, in a directory of its own that holds only it and
+    /// the token's file: the only socket that takes this token, and the
+    /// only one the scope's sandbox sees. It goes when the scope lapses. A
+    /// call outside the scope is
     /// refused before its arguments are read (`IpcError::Denied`, exit 77:
     /// `search: not available in this sandbox`). The environment names the
     /// server's wrapper directory, whose wrappers may be for every command:
@@ -208,7 +232,8 @@ impl IpcServer {
     ///
     /// [`ScopeError::InvalidId`], [`ScopeError::Duplicate`] (a live scope has
     /// the id), [`ScopeError::UnknownCommand`] (with the nearest command
-    /// served), [`ScopeError::Token`].
+    /// served), [`ScopeError::Token`], [`ScopeError::Socket`] (its socket or
+    /// token file could not be made).
     pub fn try_scope(&self, scope: Scope) -> Result<SandboxEnv, ScopeError> {
         let id = scope.id().to_owned();
         if !is_valid_id(&id) {
@@ -228,14 +253,41 @@ impl IpcServer {
             }
         }
         let token = builder::fresh_token().map_err(|error| ScopeError::Token(error.to_string()))?;
-        if !self.shared.grants.issue(scope, token.clone()) {
+        let Some(grant) = self.shared.grants.issue(scope, token.clone()) else {
             return Err(ScopeError::Duplicate { id });
+        };
+        match self.open_room(&token, grant.clone()) {
+            Ok(room) => Ok(self.env_for(token, &room)),
+            Err(error) => {
+                self.shared.grants.withdraw(&grant);
+                Err(ScopeError::Socket {
+                    id,
+                    message: error.to_string(),
+                })
+            }
         }
-        Ok(self.env_with(token))
     }
 
-    /// Revokes scope `id` (expired or not): its token is refused from now
-    /// on, its open connections are closed (each told why), and their
+    /// Makes and serves the room of scope `grant`.
+    fn open_room(&self, token: &str, grant: Arc<grants::Grant>) -> std::io::Result<rooms::Room> {
+        let Some(dir) = &self.dir else {
+            return Err(std::io::Error::other("the server is shut down"));
+        };
+        let number = self.rooms_opened.fetch_add(1, Ordering::Relaxed) + 1;
+        let room = rooms::make(dir.path(), number, token, self.main.socket.is_some())?;
+        // Binding and spawning need the server's runtime, which the
+        // caller may not be running on.
+        let _entered = self.runtime.enter();
+        if let Err(error) = rooms::serve(&room, grant, &self.shared) {
+            let _ = std::fs::remove_dir_all(&room.dir);
+            return Err(error);
+        }
+        Ok(room)
+    }
+
+    /// Revokes scope `id` (expired or not): its socket stops accepting
+    /// connections and is removed with its token file, its token is refused
+    /// from now on, its open connections are closed (each told why), and their
     /// running calls are cancelled
     /// ([`CancelReason::Revoked`](crate::ipc::CancelReason::Revoked); the
     /// caller exits 77). `false` when no scope has the id, or it was revoked
@@ -262,7 +314,8 @@ impl IpcServer {
 
     /// Stops accepting and reading requests, lets calls in flight finish and
     /// their responses go out until `deadline`, then cancels whatever is
-    /// left and removes the socket and its directory. With an audit sink,
+    /// left and removes every socket and token file with the server's
+    /// private directory. With an audit sink,
     /// then waits (`deadline` again, at least a second) for every record to
     /// be written; the report says how many were lost or not yet written.
     pub async fn shutdown(mut self, deadline: Duration) -> ShutdownReport {
@@ -287,7 +340,7 @@ impl IpcServer {
             Some(auditor) => auditor.flush(deadline.max(Duration::from_secs(1))).await,
             None => 0,
         };
-        if let Some(dir) = self.socket_dir.take() {
+        if let Some(dir) = self.dir.take() {
             let _ = dir.close();
         }
         ShutdownReport {
@@ -319,6 +372,6 @@ impl Drop for IpcServer {
         if let Some(accept) = self.accept.take() {
             accept.abort();
         }
-        // The socket directory goes with its `TempDir`.
+        // The private directory goes with its `TempDir`.
     }
 }

@@ -1,0 +1,365 @@
+//! The sandbox profile: what a sandbox sees and may do, as one bubblewrap
+//! (`bwrap`) command line ([`Bwrap`], the one place that decides it), and
+//! the host paths a sandbox must see to reach the host
+//! ([`SandboxEnv::sandbox_paths`]).
+//!
+//! ```no_run
+//! # async fn demo(router: gangway::ipc::IpcRouter) -> Result<(), Box<dyn std::error::Error>> {
+//! use gangway::ipc::{Bwrap, IpcServer};
+//!
+//! let server = IpcServer::builder()
+//!     .client_bin(std::env::current_exe()?)
+//!     .start(router)
+//!     .await?;
+//! let mut shell = Bwrap::new(&server.sandbox_env()).command("sh", ["-c", "web_search rust"])?;
+//! let status = shell.status()?;
+//! # Ok(()) }
+//! ```
+
+use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use super::endpoint::Endpoint;
+use super::env::SandboxEnv;
+
+mod binds;
+mod files;
+mod paths;
+mod seccomp;
+mod userns;
+
+pub use binds::BwrapError;
+pub use paths::{Access, SandboxPath};
+
+/// The first words of a filtered prefix: a shell opens the filter's two
+/// files as descriptors 8 and 9, then becomes bubblewrap, which reads them
+/// (`--add-seccomp-fd`) and closes them before the sandboxed program runs.
+const FILTER_SHIM: &str =
+    "refused=$1; absent=$2; shift 2; exec \"$@\" 8<\"$refused\" 9<\"$absent\"";
+
+/// A bubblewrap command line for a sandbox that can run the system's
+/// programs and call the host's commands, and nothing more. Add what the
+/// session should work on with [`ro_bind`](Bwrap::ro_bind) or
+/// [`bind`](Bwrap::bind).
+///
+/// What every sandbox made from it gets:
+/// - **No privilege.** `--cap-drop ALL` (a host running as root would
+///   otherwise hand its sandbox every capability inside its namespaces:
+///   remounting a read-only bind read-write among them), and no user
+///   namespace of its own (`--unshare-user --disable-userns` where this
+///   bubblewrap and kernel allow it; said once through `tracing`, target
+///   `gangway::sandbox`, where they do not).
+/// - **A seccomp filter** (see [`seccomp`](Bwrap::seccomp)): the keyrings,
+///   `bpf`, `perf_event_open`, `userfaultfd`, `kexec`,
+///   `open_by_handle_at`, terminal injection (`TIOCSTI`, `TIOCLINUX`), new
+///   user and mount namespaces, `setns` and the mount calls refused;
+///   `clone3` and io_uring absent (`ENOSYS`, so programs fall back).
+/// - **Little of the host.** The system directories read-only, with the
+///   credentials in `/etc` (`shadow`, `gshadow`, the SSH host keys) covered
+///   by an empty file; a fresh `/dev`, `/proc` and `/tmp`; every namespace
+///   unshared (no network, its own process ids, so no host process can be
+///   named, let alone traced); none of the host's environment
+///   (`--clearenv`, or a cleared [`Command`] environment) but `TERM`,
+///   `LANG`, `LC_ALL`, `TZ`.
+/// - **gangway's paths last and read-only:** the scope's own socket
+///   directory (connecting works through a read-only bind; renaming,
+///   replacing or planting beside the socket does not), the wrapper
+///   directory and the client binary, bound after every bind of yours so
+///   none covers them. A bind of yours that would reopen one read-write
+///   (or show the server's private directory) is refused with
+///   [`BwrapError::BindCovers`].
+/// - **The token never in an argv** (which every user of the host can read
+///   in `/proc`): a prefix's sandbox reads it from its token file
+///   (`GANGWAY_TOKEN_FILE`, in the read-only scope directory).
+///
+/// Bind only what a sandbox must see: one that sees the host's whole file
+/// system, even read-only, can still connect to every Unix socket on it (a
+/// session bus, a container engine's socket) and go through them.
+///
+/// A TCP endpoint keeps the host's network (`--share-net`), since the
+/// sandbox must reach it: the sandbox then also reaches every abstract Unix
+/// socket of the host's network namespace and every port the host listens
+/// on. Prefer the Unix socket.
+#[derive(Debug, Clone)]
+#[must_use]
+pub struct Bwrap {
+    program: PathBuf,
+    env: SandboxEnv,
+    share_net: bool,
+    seccomp: bool,
+    setenv: Vec<(OsString, OsString)>,
+    extra: Vec<OsString>,
+}
+
+impl Bwrap {
+    /// The sandbox for reaching the host through `env`.
+    pub fn new(env: &SandboxEnv) -> Self {
+        Bwrap {
+            program: PathBuf::from("bwrap"),
+            env: env.clone(),
+            share_net: matches!(env.endpoint(), Endpoint::Tcp(_)),
+            seccomp: true,
+            setenv: Vec::new(),
+            extra: Vec::new(),
+        }
+    }
+
+    /// The `bwrap` program to run (default: `bwrap` on `PATH`).
+    pub fn program(mut self, program: impl Into<PathBuf>) -> Self {
+        self.program = program.into();
+        self
+    }
+
+    /// Keeps the host's network in the sandbox (`--share-net`). Off by
+    /// default for a Unix socket, on for a TCP endpoint.
+    pub fn share_net(mut self, share: bool) -> Self {
+        self.share_net = share;
+        self
+    }
+
+    /// Whether the sandbox runs under gangway's seccomp filter (on by
+    /// default; filters for x86_64, aarch64 and riscv64).
+    ///
+    /// Off, the sandbox keeps the kernel's whole surface: the keyrings it
+    /// shares with the host's user, `bpf` and `perf_event_open` where the
+    /// kernel lets unprivileged users at them, `userfaultfd` (a classic
+    /// aid to kernel exploits), pushing keystrokes into a terminal it
+    /// shares (`TIOCSTI`), io_uring, and new user namespaces wherever
+    /// `--disable-userns` is not available. With the filter, a program
+    /// making a system call through a foreign ABI (32-bit x86 on x86_64,
+    /// 32-bit Arm on aarch64) is ended: turn it off for such programs.
+    pub fn seccomp(mut self, on: bool) -> Self {
+        self.seccomp = on;
+        self
+    }
+
+    /// Sets a variable in the sandbox (`--setenv`). The value is part of
+    /// the command line, which every user of the host can read: never a
+    /// secret (bind a file holding it instead).
+    pub fn setenv(mut self, key: impl Into<OsString>, value: impl Into<OsString>) -> Self {
+        self.setenv.push((key.into(), value.into()));
+        self
+    }
+
+    /// Binds a host path read-only at the same place (a project directory
+    /// to work on, say).
+    pub fn ro_bind(self, path: impl AsRef<Path>) -> Self {
+        let path = path.as_ref().as_os_str().to_owned();
+        self.args([OsString::from("--ro-bind"), path.clone(), path])
+    }
+
+    /// Binds a host path read-write at the same place. One that holds the
+    /// client binary or the wrapper directory is refused when the sandbox
+    /// is made (the sandbox could replace what the host runs next): keep
+    /// those outside it, or bind it read-only.
+    pub fn bind(self, path: impl AsRef<Path>) -> Self {
+        let path = path.as_ref().as_os_str().to_owned();
+        self.args([OsString::from("--bind"), path.clone(), path])
+    }
+
+    /// Adds bubblewrap arguments of your own, whole options at a time,
+    /// after the defaults and before gangway's own binds (which no mount
+    /// of yours may cover). Their binds are checked as
+    /// [`bind`](Bwrap::bind)'s are.
+    pub fn args<I, S>(mut self, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        self.extra
+            .extend(args.into_iter().map(|arg| arg.as_ref().to_owned()));
+        self
+    }
+
+    /// The command line up to and including `--`: a prefix for whatever
+    /// runs inside, self-contained, so any runner can use it
+    /// (`LaunchSpec::prefix` of the `controller` feature, or an MCP
+    /// client's server configuration). It starts the sandbox from an empty
+    /// environment (`--clearenv`) and sets only the sandbox's variables
+    /// (the token as its file, `GANGWAY_TOKEN_FILE`: never in the argv).
+    /// With the seccomp filter on, it starts with `/bin/sh -c`, which opens
+    /// the filter's files as descriptors 8 and 9 and becomes `bwrap`. The
+    /// first sandbox made with a given `bwrap` program runs it once (a few
+    /// milliseconds) to learn whether it can disable user namespaces.
+    ///
+    /// # Errors
+    ///
+    /// [`BwrapError::NoTokenFile`] for an environment without a token file
+    /// (the server's have one); [`BwrapError::BindCovers`] for a bind over
+    /// gangway's paths; [`BwrapError::Seccomp`] when the filter cannot be
+    /// made (an unknown architecture) or written.
+    pub fn prefix(&self) -> Result<Vec<OsString>, BwrapError> {
+        if self.env.token_file().is_none() {
+            return Err(BwrapError::NoTokenFile);
+        }
+        let mut vars = crate::clean_env::base();
+        vars.extend(
+            self.env
+                .vars_without_token(Some(OsStr::new(crate::clean_env::SYSTEM_PATH)))
+                .into_iter()
+                .map(|(key, value)| (OsString::from(key), value)),
+        );
+        vars.extend(self.setenv.iter().cloned());
+        let mut environment = vec![OsString::from("--clearenv")];
+        for (key, value) in vars {
+            environment.extend([OsString::from("--setenv"), key, value]);
+        }
+        self.command_line(&environment)
+    }
+
+    /// A command running `program` with `args` in the sandbox, in a session
+    /// of its own (`--new-session`, so it cannot push keystrokes into the
+    /// host's terminal), with standard input on `/dev/null` and a clean
+    /// environment: the sandbox variables (`GANGWAY_*`, and `PATH` with the
+    /// wrapper directory first, then the system directories), `HOME=/tmp`,
+    /// and the host's `TERM`, `LANG`, `LC_ALL` and `TZ` if set. Nothing else
+    /// of the host's environment (its credentials among it) goes in; add
+    /// what should with [`Command::env`] or [`setenv`](Bwrap::setenv).
+    ///
+    /// Why a null stdin: a sandboxed session that inherits the host's
+    /// standard input hands it to every command that reads stdin, which
+    /// then waits on the host's terminal or open pipe. Give the session a
+    /// terminal of its own (a PTY, as `ShellController` does, with
+    /// [`prefix`](Bwrap::prefix), which leaves the session alone so job
+    /// control works) or `/dev/null`; replace it with [`Command::stdin`] to
+    /// feed it input.
+    ///
+    /// # Errors
+    ///
+    /// As [`prefix`](Bwrap::prefix), but an environment without a token
+    /// file is served: the token goes in the command's environment.
+    pub fn command<I, S>(&self, program: impl AsRef<OsStr>, args: I) -> Result<Command, BwrapError>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        let mut environment = Vec::new();
+        for (key, value) in &self.setenv {
+            environment.extend([OsString::from("--setenv"), key.clone(), value.clone()]);
+        }
+        let argv = self.command_line(&environment)?;
+        let mut command = Command::new(&argv[0]);
+        command
+            .args(&argv[1..argv.len() - 1])
+            .args(["--new-session", "--"])
+            .arg(program)
+            .args(args);
+        command.env_clear();
+        command.envs(crate::clean_env::base());
+        self.env.apply(&mut command);
+        command.stdin(Stdio::null());
+        Ok(command)
+    }
+
+    /// The whole command line through `--`, with `environment` (bubblewrap
+    /// options) after the namespaces and before the binds.
+    fn command_line(&self, environment: &[OsString]) -> Result<Vec<OsString>, BwrapError> {
+        binds::check(&self.extra, &self.env)?;
+        let mut argv: Vec<OsString> = Vec::new();
+        if self.seccomp {
+            let programs = seccomp::programs().map_err(BwrapError::Seccomp)?;
+            let (refused, absent) = files::filter_files(&programs.refused, &programs.absent)
+                .map_err(|error| BwrapError::Seccomp(error.to_string()))?;
+            argv.extend(["/bin/sh", "-c", FILTER_SHIM, "gangway-sandbox"].map(OsString::from));
+            argv.extend([refused.into_os_string(), absent.into_os_string()]);
+        }
+        argv.push(self.program.clone().into_os_string());
+        argv.extend(["--cap-drop", "ALL"].map(OsString::from));
+        if userns::can_disable(&self.program) {
+            argv.extend(["--unshare-user", "--disable-userns"].map(OsString::from));
+        }
+        argv.extend(system_dirs());
+        argv.extend(masked_secrets());
+        let fixed: &[&str] = &[
+            "--dev",
+            "/dev",
+            "--proc",
+            "/proc",
+            "--tmpfs",
+            "/tmp",
+            "--unshare-all",
+            "--die-with-parent",
+            "--chdir",
+            "/",
+        ];
+        argv.extend(fixed.iter().map(OsString::from));
+        if self.share_net {
+            argv.push("--share-net".into());
+        }
+        argv.extend(environment.iter().cloned());
+        if self.seccomp {
+            argv.extend(["--add-seccomp-fd", "8", "--add-seccomp-fd", "9"].map(OsString::from));
+        }
+        argv.extend(self.extra.iter().cloned());
+        argv.extend(self.env.bwrap_args());
+        argv.push("--".into());
+        Ok(argv)
+    }
+}
+
+/// Read-only binds of the system directories: `/usr` and `/etc`, and each
+/// of `/bin`, `/sbin`, `/lib`, `/lib32`, `/lib64` as the host has it (a
+/// symbolic link on merged-`/usr` systems, recreated as one; a directory,
+/// bound; absent, left out).
+fn system_dirs() -> Vec<OsString> {
+    let mut args = Vec::new();
+    for dir in ["/usr", "/etc"] {
+        args.extend(["--ro-bind", dir, dir].map(OsString::from));
+    }
+    for dir in ["/bin", "/sbin", "/lib", "/lib32", "/lib64"] {
+        match std::fs::symlink_metadata(dir) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                if let Ok(target) = std::fs::read_link(dir) {
+                    args.extend([
+                        OsString::from("--symlink"),
+                        target.into_os_string(),
+                        OsString::from(dir),
+                    ]);
+                }
+            }
+            Ok(meta) if meta.is_dir() => {
+                args.extend(["--ro-bind", dir, dir].map(OsString::from));
+            }
+            _ => {}
+        }
+    }
+    args
+}
+
+/// The files under `/etc` that hold the host's credentials, covered by an
+/// empty file: a host running as root runs its sandbox as uid 0 (in a user
+/// namespace, without capabilities), which still owns, and so may read,
+/// what root owns among the system directories bound in.
+fn masked_secrets() -> Vec<OsString> {
+    let mut files: Vec<PathBuf> = [
+        "/etc/shadow",
+        "/etc/shadow-",
+        "/etc/gshadow",
+        "/etc/gshadow-",
+        "/etc/security/opasswd",
+    ]
+    .iter()
+    .map(PathBuf::from)
+    .collect();
+    // The host's SSH keys: `ssh_host_ed25519_key` and the like.
+    if let Ok(entries) = std::fs::read_dir("/etc/ssh") {
+        files.extend(entries.flatten().map(|entry| entry.path()).filter(|path| {
+            path.file_name()
+                .and_then(OsStr::to_str)
+                .is_some_and(|name| name.starts_with("ssh_host_") && name.ends_with("_key"))
+        }));
+    }
+    let mut args = Vec::new();
+    for file in files.into_iter().filter(|file| file.is_file()) {
+        args.extend([
+            OsString::from("--ro-bind"),
+            OsString::from("/dev/null"),
+            file.into_os_string(),
+        ]);
+    }
+    args
+}
+
+#[cfg(test)]
+mod tests;

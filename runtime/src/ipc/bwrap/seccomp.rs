@@ -1,0 +1,213 @@
+//! The seccomp filter a [`Bwrap`](super::Bwrap) sandbox runs under: the
+//! system calls a sandboxed program has no business making, refused
+//! before the kernel looks at them, as Flatpak does for its sandboxes.
+//!
+//! Two programs, since a seccomp program built here gives one answer to
+//! every call it matches:
+//! - **refused** (`EPERM`): pushing keystrokes into a terminal (`ioctl`
+//!   `TIOCSTI`, `TIOCLINUX`), the kernel keyrings (`keyctl`, `add_key`,
+//!   `request_key`), `bpf`, `perf_event_open`, `userfaultfd`, `kexec_load`,
+//!   `kexec_file_load`, `open_by_handle_at`, new user or mount namespaces
+//!   (`unshare`, `clone` with `CLONE_NEWUSER` or `CLONE_NEWNS`), joining
+//!   namespaces (`setns`), and the mount family (`mount`, `umount2`,
+//!   `pivot_root`, `open_tree`, `move_mount`, `fsopen`, `fsconfig`,
+//!   `fsmount`, `fspick`, `mount_setattr`);
+//! - **absent** (`ENOSYS`): `clone3`, whose flags sit in memory a filter
+//!   cannot read, and io_uring, whose requests bypass the filter; both
+//!   answered as a kernel without them would be, so programs fall back
+//!   (glibc to `clone`, io_uring users to plain reads and writes).
+//!
+//! `ptrace` needs no rule: the sandbox has a pid namespace of its own, so
+//! no process outside it has a pid a sandboxed process could name, and
+//! `--cap-drop ALL` leaves it no `CAP_SYS_PTRACE`.
+//!
+//! Each program first checks the architecture of the call: one made
+//! through another ABI (32-bit x86 on x86_64, 32-bit Arm on aarch64) ends
+//! the process, since its numbers are not the ones filtered. On x86_64 the
+//! x32 ABI shares the architecture with its own numbers (bit 30 set), so
+//! every rule is written for those numbers too.
+//!
+//! Built with `seccompiler` (the rust-vmm project's, used by Firecracker):
+//! pure Rust, so neither building nor running a host needs libseccomp.
+
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+use seccompiler::{
+    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
+    SeccompRule, TargetArch,
+};
+
+/// The two filter programs, as the raw `struct sock_filter` arrays bwrap
+/// reads from a file descriptor.
+#[derive(Debug)]
+pub(crate) struct Programs {
+    /// Refused calls, answered `EPERM`.
+    pub(crate) refused: Vec<u8>,
+    /// Calls answered `ENOSYS`, as if the kernel had none.
+    pub(crate) absent: Vec<u8>,
+}
+
+/// The programs for this machine's architecture, built once.
+///
+/// # Errors
+///
+/// On an architecture the filter has no system call table for (it knows
+/// x86_64, aarch64 and riscv64), saying so.
+pub(crate) fn programs() -> Result<&'static Programs, String> {
+    static PROGRAMS: OnceLock<Result<Programs, String>> = OnceLock::new();
+    PROGRAMS.get_or_init(build).as_ref().map_err(Clone::clone)
+}
+
+fn build() -> Result<Programs, String> {
+    let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(|_| {
+        format!(
+            "gangway has no seccomp filter for {} (it has one for x86_64, aarch64 and riscv64); \
+             turn it off with `Bwrap::seccomp(false)`",
+            std::env::consts::ARCH
+        )
+    })?;
+    let refused = compile(refused_rules(), libc::EPERM, arch)?;
+    let absent = compile(absent_rules(), libc::ENOSYS, arch)?;
+    Ok(Programs { refused, absent })
+}
+
+/// A program answering `errno` to every call `rules` match, and letting
+/// every other call through.
+fn compile(
+    rules: BTreeMap<i64, Vec<SeccompRule>>,
+    errno: i32,
+    arch: TargetArch,
+) -> Result<Vec<u8>, String> {
+    let errno = u32::try_from(errno).map_err(|_| "a negative errno".to_owned())?;
+    let filter = SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Errno(errno),
+        arch,
+    )
+    .map_err(|error| format!("the seccomp filter does not compile: {error}"))?;
+    let program = BpfProgram::try_from(filter)
+        .map_err(|error| format!("the seccomp filter does not compile: {error}"))?;
+    Ok(program
+        .iter()
+        .flat_map(|instruction| {
+            let mut bytes = [0u8; 8];
+            bytes[..2].copy_from_slice(&instruction.code.to_ne_bytes());
+            bytes[2] = instruction.jt;
+            bytes[3] = instruction.jf;
+            bytes[4..].copy_from_slice(&instruction.k.to_ne_bytes());
+            bytes
+        })
+        .collect())
+}
+
+/// The x32 ABI's mark on x86_64 system call numbers.
+#[cfg(target_arch = "x86_64")]
+const X32: i64 = 0x4000_0000;
+
+/// x32's own number for `ioctl` (its structures differ from x86_64's).
+#[cfg(target_arch = "x86_64")]
+const X32_IOCTL: i64 = X32 + 514;
+
+/// Adds `rules` for system call `nr`, and for its x32 number on x86_64.
+// `c_long` is `i64` where the filter is built, `i32` on 32-bit targets.
+#[allow(clippy::useless_conversion)]
+fn add(rules: &mut BTreeMap<i64, Vec<SeccompRule>>, nr: libc::c_long, chain: Vec<SeccompRule>) {
+    let nr = i64::from(nr);
+    #[cfg(target_arch = "x86_64")]
+    {
+        let x32 = if nr == i64::from(libc::SYS_ioctl) {
+            X32_IOCTL
+        } else {
+            nr | X32
+        };
+        rules.insert(x32, chain.clone());
+    }
+    rules.insert(nr, chain);
+}
+
+/// A rule matching when argument `index` (its low 32 bits, as the kernel
+/// reads an `int` or an ioctl request) equals `value`.
+fn argument_is(index: u8, value: u64) -> SeccompRule {
+    rule(index, SeccompCmpOp::Eq, value)
+}
+
+/// A rule matching when argument `index` has any of the bits of `flag`.
+fn argument_has(index: u8, flag: u64) -> SeccompRule {
+    rule(index, SeccompCmpOp::MaskedEq(flag), flag)
+}
+
+fn rule(index: u8, op: SeccompCmpOp, value: u64) -> SeccompRule {
+    // Neither can fail: the index is under 6 and the rule holds a condition.
+    let condition = SeccompCondition::new(index, SeccompCmpArgLen::Dword, op, value)
+        .expect("argument index under 6");
+    SeccompRule::new(vec![condition]).expect("a rule with a condition")
+}
+
+/// The calls answered `EPERM`.
+fn refused_rules() -> BTreeMap<i64, Vec<SeccompRule>> {
+    let mut rules = BTreeMap::new();
+    // Keystrokes pushed into a terminal the sandbox shares with its host.
+    add(
+        &mut rules,
+        libc::SYS_ioctl,
+        vec![
+            argument_is(1, u64::from(libc::TIOCSTI as u32)),
+            argument_is(1, u64::from(libc::TIOCLINUX as u32)),
+        ],
+    );
+    // New user or mount namespaces: inside one, every capability again.
+    let namespaces = [libc::CLONE_NEWUSER, libc::CLONE_NEWNS];
+    let flags = || -> Vec<SeccompRule> {
+        namespaces
+            .iter()
+            .map(|&flag| argument_has(0, u64::from(flag as u32)))
+            .collect()
+    };
+    add(&mut rules, libc::SYS_unshare, flags());
+    add(&mut rules, libc::SYS_clone, flags());
+    for nr in [
+        libc::SYS_keyctl,
+        libc::SYS_add_key,
+        libc::SYS_request_key,
+        libc::SYS_bpf,
+        libc::SYS_perf_event_open,
+        libc::SYS_userfaultfd,
+        libc::SYS_kexec_load,
+        libc::SYS_kexec_file_load,
+        libc::SYS_open_by_handle_at,
+        libc::SYS_setns,
+        libc::SYS_mount,
+        libc::SYS_umount2,
+        libc::SYS_pivot_root,
+        libc::SYS_open_tree,
+        libc::SYS_move_mount,
+        libc::SYS_fsopen,
+        libc::SYS_fsconfig,
+        libc::SYS_fsmount,
+        libc::SYS_fspick,
+        libc::SYS_mount_setattr,
+    ] {
+        add(&mut rules, nr, Vec::new());
+    }
+    rules
+}
+
+/// The calls answered `ENOSYS`.
+fn absent_rules() -> BTreeMap<i64, Vec<SeccompRule>> {
+    let mut rules = BTreeMap::new();
+    for nr in [
+        libc::SYS_clone3,
+        libc::SYS_io_uring_setup,
+        libc::SYS_io_uring_enter,
+        libc::SYS_io_uring_register,
+    ] {
+        add(&mut rules, nr, Vec::new());
+    }
+    rules
+}
+
+#[cfg(test)]
+#[path = "seccomp_tests.rs"]
+mod tests;

@@ -1,0 +1,191 @@
+//! The command lines `Bwrap` writes: what comes in which order, what is
+//! never in them. (What they do to a real sandbox is `cli/tests/escape.rs`'s
+//! to show.)
+
+use super::*;
+
+fn env() -> SandboxEnv {
+    SandboxEnv::new(
+        Endpoint::Unix("/run/gw-x/3/s".into()),
+        "0123456789abcdef0123".into(),
+    )
+    .with_token_file(Some("/run/gw-x/3/token".into()))
+    .with_server_dir(Some("/run/gw-x".into()))
+    .with_wrapper_dir(Some("/opt/wrappers".into()))
+    .with_client_bin(Some("/tmp/build/host".into()))
+}
+
+fn text(args: &[OsString]) -> Vec<&str> {
+    args.iter().map(|a| a.to_str().unwrap()).collect()
+}
+
+fn position(argv: &[&str], word: &str) -> usize {
+    argv.iter()
+        .position(|a| *a == word)
+        .unwrap_or_else(|| panic!("{word} in {argv:?}"))
+}
+
+#[test]
+fn gangways_binds_come_last_after_every_bind_of_the_users() {
+    let prefix = Bwrap::new(&env())
+        .seccomp(false)
+        .ro_bind("/work")
+        .args(["--tmpfs", "/opt"])
+        .prefix()
+        .unwrap();
+    let prefix = text(&prefix);
+    assert_eq!(prefix.first(), Some(&"bwrap"));
+    assert_eq!(prefix.last(), Some(&"--"));
+    // Never the host's whole root: its sockets would be reachable.
+    assert!(
+        !prefix.windows(3).any(|w| w == ["--ro-bind", "/", "/"]),
+        "{prefix:?}"
+    );
+    assert!(
+        prefix
+            .windows(3)
+            .any(|w| w == ["--ro-bind", "/usr", "/usr"])
+    );
+    assert_eq!(
+        &prefix[prefix.len() - 10..],
+        [
+            "--ro-bind",
+            "/run/gw-x/3",
+            "/run/gw-x/3",
+            "--ro-bind",
+            "/opt/wrappers",
+            "/opt/wrappers",
+            "--ro-bind",
+            "/tmp/build/host",
+            "/tmp/build/host",
+            "--"
+        ]
+    );
+    // The user's tmpfs over /opt comes before the wrappers' bind, so it
+    // cannot hide them.
+    assert!(position(&prefix, "/work") < position(&prefix, "/opt"));
+    assert!(position(&prefix, "/tmp") < position(&prefix, "/tmp/build/host"));
+    assert!(prefix.windows(2).any(|w| w == ["--cap-drop", "ALL"]));
+    assert!(prefix.contains(&"--unshare-all"));
+    assert!(!prefix.contains(&"--share-net"));
+
+    let tcp = SandboxEnv::new(Endpoint::Tcp("127.0.0.1:9".parse().unwrap()), "t".into())
+        .with_token_file(Some("/run/gw-x/4/token".into()));
+    let prefix = Bwrap::new(&tcp).seccomp(false).prefix().unwrap();
+    assert!(text(&prefix).contains(&"--share-net"));
+}
+
+#[test]
+fn a_prefix_starts_from_an_empty_environment_and_never_holds_the_token() {
+    let prefix = Bwrap::new(&env())
+        .seccomp(false)
+        .setenv("PS1", "sandbox$ ")
+        .prefix()
+        .unwrap();
+    let prefix = text(&prefix);
+    let clear = position(&prefix, "--clearenv");
+    let set: Vec<(&str, &str)> = prefix
+        .windows(3)
+        .enumerate()
+        .filter(|(_, w)| w[0] == "--setenv")
+        .map(|(at, w)| {
+            assert!(at > clear, "{prefix:?}");
+            (w[1], w[2])
+        })
+        .collect();
+    let names: Vec<&str> = set.iter().map(|(name, _)| *name).collect();
+    for name in [
+        "HOME",
+        "PATH",
+        "GANGWAY_ENDPOINT",
+        "GANGWAY_TOKEN_FILE",
+        "GANGWAY_BIN",
+        "PS1",
+    ] {
+        assert!(names.contains(&name), "{name} in {set:?}");
+    }
+    assert!(!names.contains(&"GANGWAY_TOKEN"), "{set:?}");
+    assert!(
+        set.contains(&(
+            "PATH",
+            "/opt/wrappers:/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin"
+        )),
+        "{set:?}"
+    );
+    assert!(set.contains(&("GANGWAY_TOKEN_FILE", "/run/gw-x/3/token")));
+    assert!(
+        !prefix
+            .iter()
+            .any(|word| word.contains("0123456789abcdef0123")),
+        "the token is in the argv: {prefix:?}"
+    );
+}
+
+#[test]
+fn a_prefix_needs_a_token_file_and_a_command_does_not() {
+    let bare = SandboxEnv::new(
+        Endpoint::Unix("/run/gw-x/3/s".into()),
+        "0123456789abcdef0123".into(),
+    );
+    let refusal = Bwrap::new(&bare).seccomp(false).prefix().unwrap_err();
+    assert_eq!(refusal, BwrapError::NoTokenFile);
+    assert!(refusal.to_string().contains("with_token_file"), "{refusal}");
+    let command = Bwrap::new(&bare)
+        .seccomp(false)
+        .command("true", [] as [&str; 0])
+        .unwrap();
+    let token = command
+        .get_envs()
+        .find(|(key, _)| *key == "GANGWAY_TOKEN")
+        .and_then(|(_, value)| value);
+    assert_eq!(token, Some(OsStr::new("0123456789abcdef0123")));
+    assert!(
+        !command
+            .get_args()
+            .any(|arg| arg.to_string_lossy().contains("0123456789abcdef0123"))
+    );
+}
+
+#[test]
+fn the_filter_is_opened_by_a_shell_that_becomes_bwrap() {
+    let Ok(prefix) = Bwrap::new(&env()).prefix() else {
+        // No filter for this architecture: nothing to check here.
+        assert!(seccomp::programs().is_err());
+        return;
+    };
+    let prefix = text(&prefix);
+    assert_eq!(
+        &prefix[..4],
+        ["/bin/sh", "-c", FILTER_SHIM, "gangway-sandbox"]
+    );
+    let (refused, absent) = (prefix[4], prefix[5]);
+    assert_eq!(prefix[6], "bwrap");
+    let programs = seccomp::programs().unwrap();
+    assert_eq!(std::fs::read(refused).unwrap(), programs.refused);
+    assert_eq!(std::fs::read(absent).unwrap(), programs.absent);
+    assert!(
+        prefix
+            .windows(4)
+            .any(|w| w == ["--add-seccomp-fd", "8", "--add-seccomp-fd", "9"])
+    );
+}
+
+#[test]
+fn a_bind_over_gangways_paths_makes_no_sandbox() {
+    let refusal = Bwrap::new(&env())
+        .seccomp(false)
+        .bind("/tmp/build")
+        .command("sh", [] as [&str; 0])
+        .unwrap_err();
+    assert!(
+        matches!(&refusal, BwrapError::BindCovers { covered, .. } if covered.ends_with("host")),
+        "{refusal:?}"
+    );
+    assert!(
+        Bwrap::new(&env())
+            .seccomp(false)
+            .args(["--ro-bind", "/run", "/run"])
+            .prefix()
+            .is_err()
+    );
+}
