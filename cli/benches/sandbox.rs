@@ -11,27 +11,11 @@ use std::ffi::OsString;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use gangway::IpcCommand;
 use gangway::ipc::{Bwrap, Endpoint, IpcRouter, SandboxEnv};
-use serde::Serialize;
 
 mod common;
 
-use common::median;
-
-/// Every word it was given.
-#[derive(Clone, Serialize, IpcCommand)]
-#[ipc(name = "echoargs", response = Vec<String>)]
-struct EchoArgs {
-    #[ipc(positional)]
-    words: Vec<String>,
-}
-
-impl EchoArgs {
-    async fn handle(&mut self) -> Vec<String> {
-        std::mem::take(&mut self.words)
-    }
-}
+use common::{EchoArgs, median};
 
 /// The command line `Bwrap` wrote before this profile, for `env`: the
 /// system directories read-only, the socket directory read-write, nothing

@@ -20,27 +20,11 @@ use std::os::unix::net::UnixStream;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use gangway::IpcCommand;
 use gangway::ipc::{AuditLog, CallInfo, Decision, IpcClient, IpcRouter, IpcServer, protocol};
-use serde::Serialize;
 
 mod common;
 
-use common::{CLIENT, median};
-
-/// Every word it was given.
-#[derive(Clone, Serialize, IpcCommand)]
-#[ipc(name = "echoargs", response = Vec<String>)]
-struct EchoArgs {
-    #[ipc(positional)]
-    words: Vec<String>,
-}
-
-impl EchoArgs {
-    async fn handle(&mut self) -> Vec<String> {
-        std::mem::take(&mut self.words)
-    }
-}
+use common::{CLIENT, EchoArgs, median};
 
 fn main() {
     // `cargo bench` passes `--bench`; nothing else is expected.

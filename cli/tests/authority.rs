@@ -234,7 +234,11 @@ fn an_expired_scope_and_a_revoked_one_are_refused_and_revoking_cancels_running_c
     // wrong token on the main socket does.
     assert_eq!(
         refused,
-        [(None, "the token is missing or wrong; check GANGWAY_TOKEN")],
+        [(
+            None,
+            "the token is missing or wrong for this socket; check GANGWAY_TOKEN (or \
+             GANGWAY_TOKEN_FILE): a scope's token works on its own socket alone"
+        )],
         "{refused:?}"
     );
     let revoked: Vec<_> = records

@@ -33,6 +33,7 @@ const SYSCALLS: &[(&str, libc::c_long)] = &[
     ("kexec_load", libc::SYS_kexec_load),
     ("open_by_handle_at", libc::SYS_open_by_handle_at),
     ("unshare", libc::SYS_unshare),
+    ("clone", libc::SYS_clone),
     ("setns", libc::SYS_setns),
     ("mount", libc::SYS_mount),
     ("umount2", libc::SYS_umount2),
@@ -63,7 +64,7 @@ fn expected() -> BTreeMap<String, String> {
         "remount-wrappers",
         "plant-wrapper",
         "mount-tmpfs",
-        "read-shadow",
+        "read-secrets",
         "nested-userns",
         "nested-mountns",
         "see-other-socket",
@@ -85,6 +86,7 @@ fn expected() -> BTreeMap<String, String> {
         "open_by_handle_at",
         "unshare-user",
         "unshare-mount",
+        "clone-newuser",
         "setns",
         "mount",
         "umount2",
@@ -146,6 +148,7 @@ impl Arena {
                 .to_string(),
             socket_of(&self.bystander.env).display().to_string(),
             std::process::id().to_string(),
+            host_secrets().join(":"),
         ];
         args.extend(SYSCALLS.iter().map(|(name, nr)| format!("{name}={nr}")));
         args
@@ -193,6 +196,28 @@ impl Arena {
             }
         }
     }
+}
+
+/// The files under `/etc` no other user of this host may read: without
+/// read permission for others, or under a directory others may not enter
+/// (found with `find`, apart from how the profile finds them).
+fn host_secrets() -> Vec<String> {
+    let find = |args: &[&str]| -> Vec<String> {
+        let out = std::process::Command::new("find")
+            .args(args)
+            .output()
+            .unwrap();
+        text(&out.stdout).lines().map(str::to_owned).collect()
+    };
+    let mut files = find(&["/etc", "-xdev", "-type", "f", "!", "-perm", "-o=r"]);
+    for dir in find(&["/etc", "-xdev", "-type", "d", "!", "-perm", "-o=x"]) {
+        files.extend(find(&[&dir, "-type", "f"]));
+    }
+    files.sort();
+    files.dedup();
+    // /etc/shadow at least: else the attack would read nothing.
+    assert!(files.iter().any(|f| f == "/etc/shadow"), "{files:?}");
+    files
 }
 
 /// The Unix socket a sandbox environment names.
@@ -247,6 +272,11 @@ fn a_shell_in_bwrap_command_cannot_escape_or_reach_another_scope() {
     command.args(&arena.attack_args()[..]);
     let out = common::run(command, None);
     check_outcomes("Bwrap::command", &text(&out.stdout), &text(&out.stderr));
+    assert!(
+        out.status.success(),
+        "the attack ran to its end: {}",
+        text(&out.stderr)
+    );
     assert_eq!(arena.snapshot(), before, "the host's files are unchanged");
     arena.both_served();
 }
@@ -264,15 +294,16 @@ fn a_shell_under_a_bwrap_prefix_cannot_escape_or_reach_another_scope() {
         .args(arena.attack_args())
         .prefix(Bwrap::new(env).prefix().unwrap())
         .sandbox_env(env);
-    let (stdout, stderr) = run_controlled(&arena.host, spec);
+    let (stdout, stderr, code) = run_controlled(&arena.host, spec);
     check_outcomes("Bwrap::prefix through LaunchSpec", &stdout, &stderr);
+    assert_eq!(code, Some(0), "the attack ran to its end: {stderr}");
     assert_eq!(arena.snapshot(), before, "the host's files are unchanged");
     arena.both_served();
 }
 
-/// Runs `spec` under a `SubprocessController` to its end: its stdout and
-/// stderr.
-fn run_controlled(host: &Host, spec: LaunchSpec) -> (String, String) {
+/// Runs `spec` under a `SubprocessController` to its end: its stdout,
+/// stderr and exit code.
+fn run_controlled(host: &Host, spec: LaunchSpec) -> (String, String, Option<i32>) {
     host.runtime.block_on(async {
         let process = SubprocessController::new("attacker", spec);
         let mut events = process.subscribe();
@@ -288,11 +319,38 @@ fn run_controlled(host: &Host, spec: LaunchSpec) -> (String, String) {
                     gangway::controller::OutputStream::Stderr => stderr.extend(data),
                     _ => stdout.extend(data),
                 },
-                OutputEvent::Exit(_) => break,
+                OutputEvent::Exit(exit) => return (text(&stdout), text(&stderr), exit.code),
             }
         }
-        (text(&stdout), text(&stderr))
     })
+}
+
+#[test]
+#[ignore = "needs bubblewrap"]
+fn a_descriptor_the_host_leaked_does_not_reach_the_sandbox() {
+    use std::os::fd::AsRawFd;
+    require(&["bwrap"]);
+    let arena = Arena::new();
+    let env = &arena.attacker.env;
+    // Open without close-on-exec, as a careless host (or whatever started
+    // it) leaves a descriptor.
+    let file = std::fs::File::open(&arena.client).unwrap();
+    // SAFETY: `dup` of a descriptor this test owns; closed below.
+    let leaked = unsafe { libc::dup(file.as_raw_fd()) };
+    assert!(leaked > 2);
+    // What `ls` holds itself: the standard three and the directory it reads.
+    let script = "ls /proc/self/fd | sort -n | tr '\\n' ' '";
+    let command = Bwrap::new(env).command("sh", ["-c", script]).unwrap();
+    let out = common::run(command, None);
+    let by_command = text(&out.stdout);
+    let spec = LaunchSpec::new("sh")
+        .args(["-c", script])
+        .prefix(Bwrap::new(env).prefix().unwrap());
+    let (by_prefix, stderr, _) = run_controlled(&arena.host, spec);
+    // SAFETY: the descriptor `dup` gave, closed once.
+    unsafe { libc::close(leaked) };
+    assert_eq!(by_command, "0 1 2 3 ", "{}", text(&out.stderr));
+    assert_eq!(by_prefix, "0 1 2 3 ", "{stderr}");
 }
 
 /// Runs `spec` on a terminal under a `ShellController` to its end: what
@@ -362,24 +420,6 @@ fn the_filter_is_what_refuses_the_keyrings_and_terminal_injection() {
     }
 }
 
-/// The names of the variables a shell in the sandbox sees.
-const SANDBOX_VARIABLES: &[&str] = &[
-    "GANGWAY_BIN",
-    "GANGWAY_ENDPOINT",
-    "GANGWAY_TOKEN",
-    "GANGWAY_TOKEN_FILE",
-    "HOME",
-    "LANG",
-    "LC_ALL",
-    "OLDPWD",
-    "PATH",
-    "PWD",
-    "SHLVL",
-    "TERM",
-    "TZ",
-    "_",
-];
-
 #[test]
 #[ignore = "needs bubblewrap"]
 fn a_prefixed_sandbox_gets_none_of_the_hosts_environment_and_no_token_in_argv() {
@@ -399,11 +439,11 @@ fn a_prefixed_sandbox_gets_none_of_the_hosts_environment_and_no_token_in_argv() 
         !argv.iter().any(|arg| arg.contains(env.token())),
         "the token is in the argv: {argv:?}"
     );
-    let (stdout, stderr) = run_controlled(&arena.host, spec);
+    let (stdout, stderr, _) = run_controlled(&arena.host, spec);
     assert!(stdout.ends_with("hello env\n"), "{stdout}{stderr}");
     let leaked: Vec<&str> = stdout
         .lines()
-        .filter(|name| *name != "hello env" && !SANDBOX_VARIABLES.contains(name))
+        .filter(|name| *name != "hello env" && !common::SANDBOX_VARIABLES.contains(name))
         .collect();
     assert!(
         leaked.is_empty(),
@@ -537,6 +577,7 @@ fn the_attacks_also_fail_for_an_unprivileged_host() {
         "a_prefixed_sandbox_gets_none_of_the_hosts_environment_and_no_token_in_argv",
         "a_user_bind_cannot_reopen_the_client_binary_read_write",
         "the_filter_is_what_refuses_the_keyrings_and_terminal_injection",
+        "a_descriptor_the_host_leaked_does_not_reach_the_sandbox",
     ];
     let out = common::run(
         {

@@ -6,6 +6,21 @@ use std::time::Duration;
 
 use gangway::ipc::{IpcRouter, IpcServer};
 
+/// Every word it was given: the command the call benches make.
+#[derive(Clone, serde::Serialize, gangway::IpcCommand)]
+#[ipc(name = "echoargs", response = Vec<String>)]
+#[allow(dead_code)] // not every bench calls it
+pub struct EchoArgs {
+    #[ipc(positional)]
+    pub words: Vec<String>,
+}
+
+impl EchoArgs {
+    async fn handle(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.words)
+    }
+}
+
 /// The lean in-sandbox client the wrappers run.
 pub const CLIENT: &str = env!("CARGO_BIN_EXE_gangway-client");
 

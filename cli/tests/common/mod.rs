@@ -556,6 +556,24 @@ pub fn router(tally: &Tally) -> IpcRouter {
         })
 }
 
+/// The variables a shell in a `Bwrap` sandbox may see: the sandbox's
+/// (the token as its file) and those the shell sets itself.
+pub const SANDBOX_VARIABLES: &[&str] = &[
+    "GANGWAY_BIN",
+    "GANGWAY_ENDPOINT",
+    "GANGWAY_TOKEN_FILE",
+    "HOME",
+    "LANG",
+    "LC_ALL",
+    "OLDPWD",
+    "PATH",
+    "PWD",
+    "SHLVL",
+    "TERM",
+    "TZ",
+    "_",
+];
+
 /// The cancel grace of a test host: short, so tests of handlers that
 /// ignore cancellation stay fast.
 const SHORT_GRACE: std::time::Duration = std::time::Duration::from_millis(300);

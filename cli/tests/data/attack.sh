@@ -7,14 +7,27 @@
 #
 # $1 the client binary, $2 the wrapper directory, $3 another scope's
 # socket, $4 a host process's pid (outside the sandbox's pid namespace),
-# then `name=number` for each system call to try.
+# $5 the files under /etc no other user of the host may read, separated by
+# `:`, then `name=number` for each system call to try.
 set -u
 bin=$1
 wrappers=$2
 other=$3
 host_pid=$4
-shift 4
+secrets=$5
+shift 5
 syscalls="$*"
+
+# The system's tools, not the host commands of the same name (the
+# wrapper directory comes first on the sandbox's PATH).
+sandbox_path=$PATH
+PATH=/usr/bin:/bin:/usr/sbin:/sbin
+
+# A tool missing would read as a wall that held: stop instead.
+for tool in mount unshare perl sed head touch ln mv; do
+    command -v "$tool" >/dev/null || { echo "attack.sh: no $tool in the sandbox" >&2; exit 3; }
+done
+perl -MIO::Socket::UNIX -e 1 || { echo "attack.sh: perl lacks IO::Socket::UNIX" >&2; exit 3; }
 
 say() { printf '%s:%s\n' "$1" "$2"; }
 
@@ -66,9 +79,19 @@ try plant-wrapper touch "$wrappers/planted"
 mkdir -p /tmp/mountpoint
 try mount-tmpfs mount -t tmpfs none /tmp/mountpoint
 
-# The host's credentials among the system files (readable by uid 0,
-# which a root host's sandbox runs as, capabilities or not).
-try read-shadow sh -c 'head -c 1 /etc/shadow | grep -q .'
+# The host's credentials among the system files: what no other user of
+# the host may read (but uid 0, which a root host's sandbox runs as,
+# capabilities or not, owns).
+read_secrets() {
+    old_ifs=$IFS
+    IFS=:
+    for file in $secrets; do
+        if head -c 1 "$file" >/dev/null 2>&1; then IFS=$old_ifs; return 0; fi
+    done
+    IFS=$old_ifs
+    return 1
+}
+try read-secrets read_secrets
 
 # Namespaces of its own, where it would hold every capability again.
 try nested-userns unshare -Ur true
@@ -92,6 +115,7 @@ say kexec_load "$(errno "$(nr kexec_load)" 0 0 0 0)"
 say open_by_handle_at "$(errno "$(nr open_by_handle_at)" -1 0 0)"
 say unshare-user "$(errno "$(nr unshare)" 268435456)"
 say unshare-mount "$(errno "$(nr unshare)" 131072)"
+say clone-newuser "$(errno "$(nr clone)" 268435456 0 0 0 0)"
 say setns "$(errno "$(nr setns)" -1 0)"
 say mount "$(errno "$(nr mount)" none /tmp/mountpoint tmpfs 0 0)"
 say umount2 "$(errno "$(nr umount2)" /nonexistent 0)"
@@ -107,4 +131,5 @@ say tioclinux "$(ioctl_errno 541C)"
 say ptrace-host "$(errno "$(nr ptrace)" 16 "$host_pid" 0 0)"
 
 # Still served: its own calls work after all of the above.
-say served "$(greet walls)"
+say served "$(PATH=$sandbox_path greet walls)"
+exit 0

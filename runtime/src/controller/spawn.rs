@@ -155,11 +155,16 @@ pub(super) fn spawn_shell<C: RunOutput>(
     let mut command = pty_process::Command::new(&argv[0])
         .args(&argv[1..])
         .kill_on_drop(true);
-    // SAFETY: only `sigaction` between fork and exec (async-signal-safe);
-    // pty-process still makes the child a session leader on the terminal.
+    // SAFETY: only `sigaction`, and for a sandboxed process `fcntl` or
+    // `close_range`, between fork and exec (async-signal-safe); pty-process
+    // still makes the child a session leader on the terminal.
+    let seal = spec.clears_env();
     command = unsafe {
-        command.pre_exec(|| {
+        command.pre_exec(move || {
             reset_signal_actions();
+            if seal {
+                crate::clean_env::seal_inherited_fds()?;
+            }
             Ok(())
         })
     };

@@ -146,16 +146,19 @@ impl LaunchSpec {
     /// The variables set on the process. Without a prefix or a sandbox
     /// environment, the spec's own, on top of the host's environment.
     /// With either, the whole environment, as `Bwrap::command` makes it:
-    /// the host's `TERM`, `LANG`, `LC_ALL` and `TZ` if set, `HOME=/tmp`,
-    /// `PATH` on the system directories; then the spec's own; then the
-    /// sandbox environment's (with `PATH` led by the wrapper directory,
-    /// built on the spec's `PATH` if it sets one).
+    /// the host's `TERM`, `LANG`, `LC_ALL`, `TZ` and `HOME` if set (`HOME`
+    /// stays the host's: the process runs on the host, where `/tmp` is
+    /// anyone's to write), `PATH` on the system directories; then the
+    /// spec's own; then the sandbox environment's (with `PATH` led by the
+    /// wrapper directory, built on the spec's `PATH` if it sets one). Such
+    /// a process also gets none of the host's file descriptors but the
+    /// standard three.
     pub fn env_vars(&self) -> Vec<(OsString, OsString)> {
         if !self.clears_env() {
             return self.env.clone();
         }
         #[cfg_attr(not(feature = "ipc"), allow(unused_mut))]
-        let mut vars = crate::clean_env::base();
+        let mut vars = crate::clean_env::on_host();
         vars.extend(self.env.iter().cloned());
         #[cfg(feature = "ipc")]
         if let Some(sandbox) = &self.sandbox {
@@ -198,6 +201,10 @@ impl LaunchSpec {
         command.args(&argv[1..]);
         if self.clears_env() {
             command.env_clear();
+            // SAFETY: the hook makes system calls only (async-signal-safe).
+            unsafe {
+                command.pre_exec(crate::clean_env::seal_inherited_fds);
+            }
         }
         for (key, value) in self.env_vars() {
             command.env(key, value);
@@ -261,7 +268,14 @@ mod tests {
             for (key, _) in &vars {
                 assert!(kept.contains(&key.to_str().unwrap()), "{key:?} in {vars:?}");
             }
-            assert!(vars.contains(&("HOME".into(), "/tmp".into())));
+            // HOME stays the host's: this process runs on the host.
+            let home = std::env::var_os("HOME");
+            assert_eq!(
+                vars.iter()
+                    .find(|(key, _)| key == "HOME")
+                    .map(|(_, v)| v.clone()),
+                home
+            );
             assert!(vars.contains(&("A".into(), "1".into())));
         }
     }

@@ -11,14 +11,24 @@ use std::io::{self, Write};
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-/// The files holding `programs`, written if missing or different: the
-/// refused program's, then the absent program's.
-pub(super) fn filter_files(refused: &[u8], absent: &[u8]) -> io::Result<(PathBuf, PathBuf)> {
+/// Where the filter's two programs wait for bwrap.
+pub(super) struct FilterFiles {
+    /// The private directory holding them.
+    pub(super) dir: PathBuf,
+    /// The refused program's file.
+    pub(super) refused: PathBuf,
+    /// The absent program's file.
+    pub(super) absent: PathBuf,
+}
+
+/// The files holding the two programs, written if missing or different.
+pub(super) fn filter_files(refused: &[u8], absent: &[u8]) -> io::Result<FilterFiles> {
     let dir = private_dir()?;
-    Ok((
-        ensure(&dir, "seccomp-refused", refused)?,
-        ensure(&dir, "seccomp-absent", absent)?,
-    ))
+    Ok(FilterFiles {
+        refused: ensure(&dir, "seccomp-refused", refused)?,
+        absent: ensure(&dir, "seccomp-absent", absent)?,
+        dir,
+    })
 }
 
 /// This user's private directory for gangway's files, created if missing

@@ -17,26 +17,32 @@
 //! ```
 
 use std::ffi::{OsStr, OsString};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use super::endpoint::Endpoint;
 use super::env::SandboxEnv;
 
-mod binds;
+mod etc;
 mod files;
 mod paths;
 mod seccomp;
+mod user_args;
 mod userns;
 
-pub use binds::BwrapError;
 pub use paths::{Access, SandboxPath};
+pub use user_args::BwrapError;
 
 /// The first words of a filtered prefix: a shell opens the filter's two
 /// files as descriptors 8 and 9, then becomes bubblewrap, which reads them
 /// (`--add-seccomp-fd`) and closes them before the sandboxed program runs.
-const FILTER_SHIM: &str =
-    "refused=$1; absent=$2; shift 2; exec \"$@\" 8<\"$refused\" 9<\"$absent\"";
+/// Files gone (a stored prefix outliving them) make no sandbox, saying so.
+const FILTER_SHIM: &str = "refused=$1; absent=$2; shift 2; \
+    if [ ! -r \"$refused\" ] || [ ! -r \"$absent\" ]; then \
+    echo \"gangway: the sandbox's seccomp filter ($refused) is gone; make its command \
+    line again (Bwrap::prefix)\" >&2; exit 126; fi; \
+    exec \"$@\" 8<\"$refused\" 9<\"$absent\"";
 
 /// A bubblewrap command line for a sandbox that can run the system's
 /// programs and call the host's commands, and nothing more. Add what the
@@ -55,20 +61,28 @@ const FILTER_SHIM: &str =
 ///   `open_by_handle_at`, terminal injection (`TIOCSTI`, `TIOCLINUX`), new
 ///   user and mount namespaces, `setns` and the mount calls refused;
 ///   `clone3` and io_uring absent (`ENOSYS`, so programs fall back).
-/// - **Little of the host.** The system directories read-only, with the
-///   credentials in `/etc` (`shadow`, `gshadow`, the SSH host keys) covered
-///   by an empty file; a fresh `/dev`, `/proc` and `/tmp`; every namespace
-///   unshared (no network, its own process ids, so no host process can be
-///   named, let alone traced); none of the host's environment
-///   (`--clearenv`, or a cleared [`Command`] environment) but `TERM`,
-///   `LANG`, `LC_ALL`, `TZ`.
+/// - **Little of the host.** The system directories read-only, with what
+///   of `/etc` no other user of the host may read (`shadow`, private keys,
+///   services' credentials) made unreadable, since a root host's sandbox
+///   runs as uid 0, their owner; a fresh `/dev`, `/proc` and `/tmp`; every
+///   namespace unshared (no network, its own process ids, so no host
+///   process can be named, let alone traced); none of the host's
+///   environment (`--clearenv`, or a cleared [`Command`] environment) but
+///   `TERM`, `LANG`, `LC_ALL`, `TZ`; none of its file descriptors but the
+///   standard three.
 /// - **gangway's paths last and read-only:** the scope's own socket
 ///   directory (connecting works through a read-only bind; renaming,
 ///   replacing or planting beside the socket does not), the wrapper
 ///   directory and the client binary, bound after every bind of yours so
-///   none covers them. A bind of yours that would reopen one read-write
-///   (or show the server's private directory) is refused with
-///   [`BwrapError::BindCovers`].
+///   none covers them. A bind of yours that would reopen one (or the
+///   filter's files) read-write, or show the server's private directory,
+///   is refused with [`BwrapError::BindCovers`]; an option of yours that
+///   would undo the profile (`--cap-add`, joining a namespace, options or
+///   binds from a descriptor, `--seccomp`, `--`) with
+///   [`BwrapError::Undoes`].
+/// - **The real bubblewrap:** `bwrap` is looked up on this process's
+///   `PATH` when the sandbox is made, never through the sandbox's (whose
+///   first directory is the wrappers').
 /// - **The token never in an argv** (which every user of the host can read
 ///   in `/proc`): a prefix's sandbox reads it from its token file
 ///   (`GANGWAY_TOKEN_FILE`, in the read-only scope directory).
@@ -193,7 +207,7 @@ impl Bwrap {
         if self.env.token_file().is_none() {
             return Err(BwrapError::NoTokenFile);
         }
-        let mut vars = crate::clean_env::base();
+        let mut vars = crate::clean_env::in_sandbox();
         vars.extend(
             self.env
                 .vars_without_token(Some(OsStr::new(crate::clean_env::SYSTEM_PATH)))
@@ -246,31 +260,41 @@ impl Bwrap {
             .arg(program)
             .args(args);
         command.env_clear();
-        command.envs(crate::clean_env::base());
+        command.envs(crate::clean_env::in_sandbox());
         self.env.apply(&mut command);
         command.stdin(Stdio::null());
+        // SAFETY: the hook makes system calls only (async-signal-safe).
+        unsafe {
+            command.pre_exec(crate::clean_env::seal_inherited_fds);
+        }
         Ok(command)
     }
 
     /// The whole command line through `--`, with `environment` (bubblewrap
     /// options) after the namespaces and before the binds.
     fn command_line(&self, environment: &[OsString]) -> Result<Vec<OsString>, BwrapError> {
-        binds::check(&self.extra, &self.env)?;
+        let program = self.installed_program()?;
+        let filter = match self.seccomp {
+            true => Some(filter_files()?),
+            false => None,
+        };
+        user_args::check(
+            &self.extra,
+            &self.env,
+            filter.as_ref().map(|f| f.dir.as_path()),
+        )?;
         let mut argv: Vec<OsString> = Vec::new();
-        if self.seccomp {
-            let programs = seccomp::programs().map_err(BwrapError::Seccomp)?;
-            let (refused, absent) = files::filter_files(&programs.refused, &programs.absent)
-                .map_err(|error| BwrapError::Seccomp(error.to_string()))?;
+        if let Some(files) = &filter {
             argv.extend(["/bin/sh", "-c", FILTER_SHIM, "gangway-sandbox"].map(OsString::from));
-            argv.extend([refused.into_os_string(), absent.into_os_string()]);
+            argv.extend([files.refused.clone().into(), files.absent.clone().into()]);
         }
-        argv.push(self.program.clone().into_os_string());
+        argv.push(program.clone().into_os_string());
         argv.extend(["--cap-drop", "ALL"].map(OsString::from));
-        if userns::can_disable(&self.program) {
+        if userns::can_disable(&program) {
             argv.extend(["--unshare-user", "--disable-userns"].map(OsString::from));
         }
         argv.extend(system_dirs());
-        argv.extend(masked_secrets());
+        argv.extend(etc::masks());
         let fixed: &[&str] = &[
             "--dev",
             "/dev",
@@ -288,7 +312,7 @@ impl Bwrap {
             argv.push("--share-net".into());
         }
         argv.extend(environment.iter().cloned());
-        if self.seccomp {
+        if filter.is_some() {
             argv.extend(["--add-seccomp-fd", "8", "--add-seccomp-fd", "9"].map(OsString::from));
         }
         argv.extend(self.extra.iter().cloned());
@@ -296,6 +320,40 @@ impl Bwrap {
         argv.push("--".into());
         Ok(argv)
     }
+
+    /// The `bwrap` program as an absolute path: as named when the name
+    /// holds a `/`, else found on this process's `PATH` (never the
+    /// sandbox's, whose first directory is the wrappers').
+    fn installed_program(&self) -> Result<PathBuf, BwrapError> {
+        let not_installed = || BwrapError::NotInstalled {
+            program: self.program.clone(),
+        };
+        if self.program.components().count() > 1 || self.program.is_absolute() {
+            return paths::absolute(&self.program)
+                .filter(|path| is_executable(path))
+                .ok_or_else(not_installed);
+        }
+        let path = std::env::var_os("PATH").ok_or_else(not_installed)?;
+        std::env::split_paths(&path)
+            .filter(|dir| dir.is_absolute())
+            .map(|dir| dir.join(&self.program))
+            .find(|candidate| is_executable(candidate))
+            .ok_or_else(not_installed)
+    }
+}
+
+/// The filter's files, in place.
+fn filter_files() -> Result<files::FilterFiles, BwrapError> {
+    let programs = seccomp::programs().map_err(BwrapError::Seccomp)?;
+    files::filter_files(&programs.refused, &programs.absent)
+        .map_err(|error| BwrapError::Seccomp(error.to_string()))
+}
+
+/// A regular file someone may execute.
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path)
+        .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
 }
 
 /// Read-only binds of the system directories: `/usr` and `/etc`, and each
@@ -323,40 +381,6 @@ fn system_dirs() -> Vec<OsString> {
             }
             _ => {}
         }
-    }
-    args
-}
-
-/// The files under `/etc` that hold the host's credentials, covered by an
-/// empty file: a host running as root runs its sandbox as uid 0 (in a user
-/// namespace, without capabilities), which still owns, and so may read,
-/// what root owns among the system directories bound in.
-fn masked_secrets() -> Vec<OsString> {
-    let mut files: Vec<PathBuf> = [
-        "/etc/shadow",
-        "/etc/shadow-",
-        "/etc/gshadow",
-        "/etc/gshadow-",
-        "/etc/security/opasswd",
-    ]
-    .iter()
-    .map(PathBuf::from)
-    .collect();
-    // The host's SSH keys: `ssh_host_ed25519_key` and the like.
-    if let Ok(entries) = std::fs::read_dir("/etc/ssh") {
-        files.extend(entries.flatten().map(|entry| entry.path()).filter(|path| {
-            path.file_name()
-                .and_then(OsStr::to_str)
-                .is_some_and(|name| name.starts_with("ssh_host_") && name.ends_with("_key"))
-        }));
-    }
-    let mut args = Vec::new();
-    for file in files.into_iter().filter(|file| file.is_file()) {
-        args.extend([
-            OsString::from("--ro-bind"),
-            OsString::from("/dev/null"),
-            file.into_os_string(),
-        ]);
     }
     args
 }

@@ -106,25 +106,32 @@ fn compile(
 #[cfg(target_arch = "x86_64")]
 const X32: i64 = 0x4000_0000;
 
-/// x32's own number for `ioctl` (its structures differ from x86_64's).
+/// The x32 numbers of the filtered calls whose structures differ from
+/// x86_64's, so that x32 has a number of its own for them
+/// (`asm/unistd_x32.h`); every other filtered call is its x86_64 number
+/// with [`X32`] set.
 #[cfg(target_arch = "x86_64")]
-const X32_IOCTL: i64 = X32 + 514;
+const X32_OWN: [(libc::c_long, i64); 2] = [
+    (libc::SYS_ioctl, X32 + 514),
+    (libc::SYS_kexec_load, X32 + 528),
+];
+
+/// The x32 number of x86_64 system call `nr`.
+#[cfg(target_arch = "x86_64")]
+fn x32_number(nr: libc::c_long) -> i64 {
+    X32_OWN
+        .iter()
+        .find(|(native, _)| *native == nr)
+        .map_or(nr | X32, |(_, own)| *own)
+}
 
 /// Adds `rules` for system call `nr`, and for its x32 number on x86_64.
 // `c_long` is `i64` where the filter is built, `i32` on 32-bit targets.
 #[allow(clippy::useless_conversion)]
 fn add(rules: &mut BTreeMap<i64, Vec<SeccompRule>>, nr: libc::c_long, chain: Vec<SeccompRule>) {
-    let nr = i64::from(nr);
     #[cfg(target_arch = "x86_64")]
-    {
-        let x32 = if nr == i64::from(libc::SYS_ioctl) {
-            X32_IOCTL
-        } else {
-            nr | X32
-        };
-        rules.insert(x32, chain.clone());
-    }
-    rules.insert(nr, chain);
+    rules.insert(x32_number(nr), chain.clone());
+    rules.insert(i64::from(nr), chain);
 }
 
 /// A rule matching when argument `index` (its low 32 bits, as the kernel

@@ -205,9 +205,16 @@ fn x32_numbers_are_filtered_as_the_native_ones() {
     let mut unshare = call(libc::SYS_unshare, &[libc::CLONE_NEWUSER as u64]);
     unshare.nr |= X32;
     assert_eq!(refused(unshare), errno(libc::EPERM));
+    // x32's own numbers (`asm/unistd_x32.h`), not the native ones marked.
     let mut ioctl = call(0, &[0, libc::TIOCSTI as u64]);
-    ioctl.nr = X32_IOCTL;
+    ioctl.nr = X32 + 514;
     assert_eq!(refused(ioctl), errno(libc::EPERM));
+    let mut kexec = call(0, &[]);
+    kexec.nr = X32 + 528;
+    assert_eq!(refused(kexec), errno(libc::EPERM));
+    let mut mount = call(0, &[]);
+    mount.nr = X32 + 165;
+    assert_eq!(refused(mount), errno(libc::EPERM));
     let mut clone3 = call(libc::SYS_clone3, &[]);
     clone3.nr |= X32;
     assert_eq!(absent(clone3), errno(libc::ENOSYS));

@@ -15,6 +15,14 @@ fn env() -> SandboxEnv {
     .with_client_bin(Some("/tmp/build/host".into()))
 }
 
+/// A `Bwrap` running a program every machine has in bwrap's place, so that
+/// these tests need no bubblewrap.
+fn stand_in(env: &SandboxEnv) -> Bwrap {
+    Bwrap::new(env).program(STAND_IN)
+}
+
+const STAND_IN: &str = "/bin/true";
+
 fn text(args: &[OsString]) -> Vec<&str> {
     args.iter().map(|a| a.to_str().unwrap()).collect()
 }
@@ -27,14 +35,14 @@ fn position(argv: &[&str], word: &str) -> usize {
 
 #[test]
 fn gangways_binds_come_last_after_every_bind_of_the_users() {
-    let prefix = Bwrap::new(&env())
+    let prefix = stand_in(&env())
         .seccomp(false)
         .ro_bind("/work")
         .args(["--tmpfs", "/opt"])
         .prefix()
         .unwrap();
     let prefix = text(&prefix);
-    assert_eq!(prefix.first(), Some(&"bwrap"));
+    assert_eq!(prefix.first(), Some(&STAND_IN));
     assert_eq!(prefix.last(), Some(&"--"));
     // Never the host's whole root: its sockets would be reachable.
     assert!(
@@ -71,13 +79,13 @@ fn gangways_binds_come_last_after_every_bind_of_the_users() {
 
     let tcp = SandboxEnv::new(Endpoint::Tcp("127.0.0.1:9".parse().unwrap()), "t".into())
         .with_token_file(Some("/run/gw-x/4/token".into()));
-    let prefix = Bwrap::new(&tcp).seccomp(false).prefix().unwrap();
+    let prefix = stand_in(&tcp).seccomp(false).prefix().unwrap();
     assert!(text(&prefix).contains(&"--share-net"));
 }
 
 #[test]
 fn a_prefix_starts_from_an_empty_environment_and_never_holds_the_token() {
-    let prefix = Bwrap::new(&env())
+    let prefix = stand_in(&env())
         .seccomp(false)
         .setenv("PS1", "sandbox$ ")
         .prefix()
@@ -127,10 +135,10 @@ fn a_prefix_needs_a_token_file_and_a_command_does_not() {
         Endpoint::Unix("/run/gw-x/3/s".into()),
         "0123456789abcdef0123".into(),
     );
-    let refusal = Bwrap::new(&bare).seccomp(false).prefix().unwrap_err();
+    let refusal = stand_in(&bare).seccomp(false).prefix().unwrap_err();
     assert_eq!(refusal, BwrapError::NoTokenFile);
     assert!(refusal.to_string().contains("with_token_file"), "{refusal}");
-    let command = Bwrap::new(&bare)
+    let command = stand_in(&bare)
         .seccomp(false)
         .command("true", [] as [&str; 0])
         .unwrap();
@@ -148,7 +156,7 @@ fn a_prefix_needs_a_token_file_and_a_command_does_not() {
 
 #[test]
 fn the_filter_is_opened_by_a_shell_that_becomes_bwrap() {
-    let Ok(prefix) = Bwrap::new(&env()).prefix() else {
+    let Ok(prefix) = stand_in(&env()).prefix() else {
         // No filter for this architecture: nothing to check here.
         assert!(seccomp::programs().is_err());
         return;
@@ -159,7 +167,7 @@ fn the_filter_is_opened_by_a_shell_that_becomes_bwrap() {
         ["/bin/sh", "-c", FILTER_SHIM, "gangway-sandbox"]
     );
     let (refused, absent) = (prefix[4], prefix[5]);
-    assert_eq!(prefix[6], "bwrap");
+    assert_eq!(prefix[6], STAND_IN);
     let programs = seccomp::programs().unwrap();
     assert_eq!(std::fs::read(refused).unwrap(), programs.refused);
     assert_eq!(std::fs::read(absent).unwrap(), programs.absent);
@@ -172,7 +180,7 @@ fn the_filter_is_opened_by_a_shell_that_becomes_bwrap() {
 
 #[test]
 fn a_bind_over_gangways_paths_makes_no_sandbox() {
-    let refusal = Bwrap::new(&env())
+    let refusal = stand_in(&env())
         .seccomp(false)
         .bind("/tmp/build")
         .command("sh", [] as [&str; 0])
@@ -182,10 +190,65 @@ fn a_bind_over_gangways_paths_makes_no_sandbox() {
         "{refusal:?}"
     );
     assert!(
-        Bwrap::new(&env())
+        stand_in(&env())
             .seccomp(false)
             .args(["--ro-bind", "/run", "/run"])
             .prefix()
             .is_err()
     );
+}
+
+#[test]
+fn a_filter_file_gone_makes_no_sandbox_and_says_why() {
+    let out = Command::new("/bin/sh")
+        .args(["-c", FILTER_SHIM, "gangway-sandbox"])
+        .args([
+            "/nonexistent/refused.bpf",
+            "/nonexistent/absent.bpf",
+            "echo",
+            "ran",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(126));
+    assert!(out.stdout.is_empty(), "the program did not run");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("/nonexistent/refused.bpf") && said.contains("Bwrap::prefix"),
+        "{said}"
+    );
+    // With the files there, the program runs with them as 8 and 9.
+    let dir = tempfile::tempdir().unwrap();
+    let (refused, absent) = (dir.path().join("r"), dir.path().join("a"));
+    std::fs::write(&refused, b"refused").unwrap();
+    std::fs::write(&absent, b"absent").unwrap();
+    let out = Command::new("/bin/sh")
+        .args(["-c", FILTER_SHIM, "gangway-sandbox"])
+        .arg(&refused)
+        .arg(&absent)
+        .args(["sh", "-c", "cat <&8; cat <&9"])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "refusedabsent");
+}
+
+#[test]
+fn the_bwrap_program_is_found_on_the_hosts_path_not_the_sandboxes() {
+    let missing = Bwrap::new(&env())
+        .program("gangway-no-such-bwrap")
+        .seccomp(false)
+        .prefix()
+        .unwrap_err();
+    assert!(
+        matches!(&missing, BwrapError::NotInstalled { .. })
+            && missing.to_string().contains("apt-get install bubblewrap"),
+        "{missing}"
+    );
+    // Named by a path, it is that file, made absolute.
+    let sh = Bwrap::new(&env())
+        .program("/bin/sh")
+        .seccomp(false)
+        .prefix()
+        .unwrap();
+    assert_eq!(sh[0], "/bin/sh");
 }

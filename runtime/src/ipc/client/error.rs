@@ -127,8 +127,9 @@ impl fmt::Display for ClientError {
             ),
             ClientError::AccessEnded { token_file } => write!(
                 f,
-                "this sandbox's access has ended: the host revoked it or it expired (its token, \
-                 {}, is gone); the host must issue a new scope",
+                "this sandbox's access has ended: its token ({}) and socket are gone, as when \
+                 the host revokes the access, the access expires, or the host stops; the host \
+                 must issue a new scope",
                 token_file.display()
             ),
             ClientError::TokenFile { path, source } => write!(

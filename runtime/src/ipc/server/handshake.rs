@@ -20,6 +20,10 @@ use crate::ipc::protocol::{self, FrameError, Hello, Response, Welcome, WireError
 /// How long a connection turned away is given to read why.
 const REFUSAL_GRACE: Duration = Duration::from_secs(1);
 
+/// What a caller whose token is not taken is told.
+const WRONG_TOKEN: &str = "the token is missing or wrong for this socket; check GANGWAY_TOKEN \
+     (or GANGWAY_TOKEN_FILE): a scope's token works on its own socket alone";
+
 /// Whose tokens a listener takes.
 #[derive(Clone)]
 pub(super) enum Admits {
@@ -87,7 +91,44 @@ where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin,
 {
-    let io = shared.io_timeout;
+    let hello = match read_hello(reader, shared).await {
+        Ok(hello) => hello,
+        Err(Some(error)) => {
+            refuse(reader, writer, error).await;
+            return None;
+        }
+        Err(None) => return None,
+    };
+    let grant = match take_token(&hello, admits, peer, shared) {
+        Ok(grant) => grant,
+        Err(error) => {
+            refuse(reader, writer, *error).await;
+            return None;
+        }
+    };
+    let welcome = Welcome {
+        v: protocol::VERSION,
+        max_frame: shared.max_frame as u64,
+        cancel_grace_ms: Some(u64::try_from(shared.cancel_grace.as_millis()).unwrap_or(u64::MAX)),
+    };
+    let body = protocol::encode(&welcome);
+    matches!(
+        tokio::time::timeout(
+            shared.io_timeout,
+            protocol::write_frame_async(writer, &body)
+        )
+        .await,
+        Ok(Ok(()))
+    )
+    .then_some(grant)
+}
+
+/// A hello read in time, and the size of its frame; or the error to turn
+/// the connection away with (`None`: it is gone, nothing to say).
+async fn read_hello<R>(reader: &mut R, shared: &Shared) -> Result<(Hello, usize), Option<WireError>>
+where
+    R: AsyncRead + Unpin,
+{
     let auth = |message: &str| WireError::server(ErrorKind::Auth, message, exit::UNAVAILABLE);
     let mismatch =
         |message: String| WireError::server(ErrorKind::Protocol, message, exit::UNAVAILABLE);
@@ -98,84 +139,72 @@ where
     .await;
     let body = match frame {
         Ok(Ok(Some(body))) => body,
-        Err(_) => {
-            refuse(
-                reader,
-                writer,
-                auth("no hello with the token arrived in time"),
-            )
-            .await;
-            return None;
-        }
+        Err(_) => return Err(Some(auth("no hello with the token arrived in time"))),
         Ok(Err(FrameError::TooLarge { .. })) => {
             let message = "the first frame must be a small hello carrying the token";
-            refuse(reader, writer, auth(message)).await;
-            return None;
+            return Err(Some(auth(message)));
         }
-        Ok(Ok(None) | Err(_)) => return None,
+        Ok(Ok(None) | Err(_)) => return Err(None),
     };
     let Ok(hello) = protocol::decode::<Hello>(&body) else {
         let message = "the first frame is not a gangway hello; is this client a different version?";
-        refuse(reader, writer, mismatch(message.to_owned())).await;
-        return None;
+        return Err(Some(mismatch(message.to_owned())));
     };
     if hello.v != protocol::VERSION {
-        let message = protocol::version_mismatch(hello.v, protocol::VERSION);
-        refuse(reader, writer, mismatch(message)).await;
-        return None;
+        return Err(Some(mismatch(protocol::version_mismatch(
+            hello.v,
+            protocol::VERSION,
+        ))));
     }
-    let refused = |scope: Option<&Arc<str>>, error: &WireError| AuditRecord {
-        ts: SystemTime::now(),
-        scope: scope.map(|scope| scope.to_string()),
-        pid: peer.and_then(|peer| peer.pid),
-        uid: peer.map(|peer| peer.uid),
-        command: None,
-        args: None,
-        decision: Some(Decision::Deny(error.message.clone())),
-        outcome: AuditOutcome::Refused,
-        exit: Some(error.exit),
-        duration: Duration::ZERO,
-        bytes_in: body.len() as u64,
-        bytes_out: 0,
+    Ok((hello, body.len()))
+}
+
+/// The grant whose token the hello presents, if this listener takes it
+/// and it has not lapsed; else the refusal, recorded (never waited for:
+/// anyone who can connect can send these).
+fn take_token(
+    (hello, frame_len): &(Hello, usize),
+    admits: &Admits,
+    peer: Option<PeerCredentials>,
+    shared: &Shared,
+) -> Result<Arc<Grant>, Box<WireError>> {
+    let refused = |scope: Option<&Arc<str>>, error: WireError| {
+        if let Some(auditor) = &shared.auditor {
+            auditor.try_record(AuditRecord {
+                ts: SystemTime::now(),
+                scope: scope.map(|scope| scope.to_string()),
+                pid: peer.and_then(|peer| peer.pid),
+                uid: peer.map(|peer| peer.uid),
+                command: None,
+                args: None,
+                decision: Some(Decision::Deny(error.message.clone())),
+                outcome: AuditOutcome::Refused,
+                exit: Some(error.exit),
+                duration: Duration::ZERO,
+                bytes_in: *frame_len as u64,
+                bytes_out: 0,
+            });
+        }
+        Box::new(error)
     };
     let found = match admits {
         Admits::Any => shared.grants.find(&hello.token),
         Admits::Only(grant) => grant.token_is(&hello.token).then(|| grant.clone()),
     };
-    let grant = match found {
-        Some(grant) => grant,
-        None => {
-            let error = auth("the token is missing or wrong; check GANGWAY_TOKEN");
-            // Anyone who can connect can send these: never waited for. On
-            // a scope's own socket, the scope is who knocked.
-            let socket_scope = match admits {
-                Admits::Only(grant) => grant.scope(),
-                Admits::Any => None,
-            };
-            if let Some(auditor) = &shared.auditor {
-                auditor.try_record(refused(socket_scope, &error));
-            }
-            refuse(reader, writer, error).await;
-            return None;
-        }
+    let Some(grant) = found else {
+        // On a scope's own socket, the scope is who knocked.
+        let socket_scope = match admits {
+            Admits::Only(grant) => grant.scope(),
+            Admits::Any => None,
+        };
+        let error = WireError::server(ErrorKind::Auth, WRONG_TOKEN, exit::UNAVAILABLE);
+        return Err(refused(socket_scope, error));
     };
-    if let Some(lapse) = grant.lapse() {
-        let error = WireError::server(ErrorKind::Denied, lapse.reason(), exit::DENIED);
-        if let Some(auditor) = &shared.auditor {
-            auditor.try_record(refused(grant.scope(), &error));
+    match grant.lapse() {
+        Some(lapse) => {
+            let error = WireError::server(ErrorKind::Denied, lapse.reason(), exit::DENIED);
+            Err(refused(grant.scope(), error))
         }
-        refuse(reader, writer, error).await;
-        return None;
+        None => Ok(grant),
     }
-    let welcome = Welcome {
-        v: protocol::VERSION,
-        max_frame: shared.max_frame as u64,
-        cancel_grace_ms: Some(u64::try_from(shared.cancel_grace.as_millis()).unwrap_or(u64::MAX)),
-    };
-    let body = protocol::encode(&welcome);
-    matches!(
-        tokio::time::timeout(io, protocol::write_frame_async(writer, &body)).await,
-        Ok(Ok(()))
-    )
-    .then_some(grant)
 }

@@ -6,8 +6,9 @@
 //! Here, the public [`IpcServer`]; then, in the order a connection meets
 //! them:
 //! - `builder`: [`IpcServerBuilder`], its options and limits, and `start`;
-//! - `listen`: the private directory, the main listener, the accept loops,
-//!   and the connection limit;
+//! - `listen`: the private directory and the main listener;
+//! - `accept`: the accept loop every listener runs, and the connection
+//!   limit;
 //! - `rooms`: each grant's own directory, token file and socket, served
 //!   until the scope lapses;
 //! - `handshake`: the hello and the welcome, the token check, and turning
@@ -40,6 +41,7 @@ use crate::tool::{Manifest, closest};
 use auditor::Auditor;
 use grants::Grants;
 
+mod accept;
 mod auditor;
 mod builder;
 mod call;
@@ -172,10 +174,15 @@ impl IpcServer {
         &self.token
     }
 
-    /// The directory holding the full-access socket and token file (what a
-    /// full-access sandbox binds, read-only), if the server listens on a
-    /// Unix socket. Each scope's socket is in a directory of its own beside
-    /// it, in the server's private directory.
+    /// The directory holding the full-access socket and the full-access
+    /// token's file, if the server listens on a Unix socket. Binding it
+    /// into a sandbox gives that sandbox every command: bind what its own
+    /// environment's [`SandboxEnv::sandbox_paths`] lists instead (each
+    /// scope has a directory of its own).
+    #[deprecated(
+        note = "it holds the full-access token's file; bind `SandboxEnv::sandbox_paths()` of \
+                the sandbox's own environment (each scope has a socket directory of its own)"
+    )]
     pub fn socket_dir(&self) -> Option<&Path> {
         self.main.socket.as_ref().map(|_| self.main.dir.as_path())
     }
@@ -226,7 +233,10 @@ impl IpcServer {
         }
     }
 
-    /// Issues `scope`, as [`scope`](IpcServer::scope), or says why not.
+    /// Issues `scope`, as [`scope`](IpcServer::scope), or says why not. (A
+    /// [`revoke`](IpcServer::revoke) of the same id racing with it may lapse
+    /// the scope as soon as it is issued: its socket is then removed at once,
+    /// as for any revoked scope.)
     ///
     /// # Errors
     ///

@@ -17,9 +17,9 @@ use std::sync::Arc;
 use tokio::net::UnixListener;
 
 use super::Shared;
+use super::accept::accept;
 use super::grants::Grant;
 use super::handshake::Admits;
-use super::listen::accept;
 
 /// The longest a socket's path gets past the server's directory: rooms
 /// are numbered with at most 8 digits.
@@ -49,14 +49,24 @@ pub(super) fn make(server_dir: &Path, number: u64, token: &str, unix: bool) -> i
         )));
     }
     let dir = server_dir.join(number.to_string());
-    std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
+    let in_dir =
+        |error: io::Error| io::Error::new(error.kind(), format!("{}: {error}", dir.display()));
+    std::fs::DirBuilder::new()
+        .mode(0o700)
+        .create(&dir)
+        .map_err(in_dir)?;
     let token_file = dir.join("token");
-    let mut file = std::fs::OpenOptions::new()
+    let written = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
         .mode(0o600)
-        .open(&token_file)?;
-    file.write_all(token.as_bytes())?;
+        .open(&token_file)
+        .and_then(|mut file| file.write_all(token.as_bytes()));
+    if let Err(error) = written {
+        // Nothing half made is left behind.
+        let _ = std::fs::remove_dir_all(&dir);
+        return Err(in_dir(error));
+    }
     Ok(Room {
         socket: unix.then(|| dir.join("s")),
         dir,
@@ -67,8 +77,10 @@ pub(super) fn make(server_dir: &Path, number: u64, token: &str, unix: bool) -> i
 /// A Unix socket listening at `path`, mode 0600 (in a directory no one
 /// else may enter anyway).
 pub(super) fn bind(path: &Path) -> io::Result<UnixListener> {
-    let listener = UnixListener::bind(path)?;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
+    let named =
+        |error: io::Error| io::Error::new(error.kind(), format!("{}: {error}", path.display()));
+    let listener = UnixListener::bind(path).map_err(named)?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).map_err(named)?;
     Ok(listener)
 }
 
