@@ -5,7 +5,9 @@
 //!    figure sees the same machine: `/bin/true` (the floor: one exec of a
 //!    minimal program), the lean client's `--version` (its start), a call
 //!    through a script wrapper (two execs: the shell, then the client) and
-//!    a call through a link wrapper (one exec). Ratios are to `/bin/true`;
+//!    a call through a link wrapper (one exec), and the same with the token
+//!    read from its file (as a `Bwrap::prefix` sandbox reads it). Ratios are
+//!    to `/bin/true`;
 //!    the two wrapper calls are made again against a host that writes a
 //!    JSON-lines audit log and asks a guard (which allows) about every
 //!    call, and compared with the plain ones.
@@ -64,11 +66,17 @@ fn main() {
         started.elapsed() / CALLS
     };
     let version = format!("{CLIENT} --version");
-    let cases: [(&str, &gangway::ipc::SandboxEnv, &str); 6] = [
+    let cases: [(&str, &gangway::ipc::SandboxEnv, &str); 7] = [
         ("/bin/true (floor)", &env, "/bin/true x"),
         ("lean client --version", &env, &version),
         ("script wrapper call", &env, "echoargs x"),
         ("link wrapper call", &link_env, "echoargs x"),
+        // As in a `Bwrap::prefix` sandbox: the token read from its file.
+        (
+            "link, token from file",
+            &link_env,
+            "GANGWAY_TOKEN= echoargs x",
+        ),
         ("script, audit + guard", &audited_env, "echoargs x"),
         ("link, audit + guard", &audited_link_env, "echoargs x"),
     ];
@@ -88,6 +96,7 @@ fn main() {
         "at most 1.2x",
         "at most 2.6x",
         "at most 1.6x",
+        "within 5% of the link call",
         "within 10% of the plain call",
         "within 10% of the plain call",
     ];
@@ -97,7 +106,11 @@ fn main() {
             time.as_secs_f64() / floor
         );
     }
-    for (style, plain, authority) in [("script", 2, 4), ("link", 3, 5)] {
+    println!(
+        "link wrapper, token from its file: {:.3}x the call with GANGWAY_TOKEN",
+        medians[4].as_secs_f64() / medians[3].as_secs_f64()
+    );
+    for (style, plain, authority) in [("script", 2, 5), ("link", 3, 6)] {
         println!(
             "{style} wrapper with audit + guard: {:.3}x the plain call",
             medians[authority].as_secs_f64() / medians[plain].as_secs_f64()

@@ -1,12 +1,14 @@
-//! What of `/etc` a sandbox may not read: everything another user of the
-//! host could not read either (a file without read permission for others,
-//! a directory others may not enter). A host running as root runs its
-//! sandbox as uid 0 (in a user namespace, without capabilities), which
-//! still owns, and so may read, every root-owned file bound in: the
-//! password hashes in `/etc/shadow`, TLS and SSH private keys, the
-//! credentials of services. Each is covered (a file by `/dev/null`, which
-//! the sandbox may not open; a directory by an empty read-only tmpfs), so
-//! the sandbox reads of `/etc` what any user may.
+//! What of `/etc` a sandbox may not read: what another user of the host
+//! could not read either (a file without read permission for others, a
+//! directory others may not enter), where the host's own user could. A
+//! sandbox runs as the host's user (mapped, in a user namespace, without
+//! capabilities): a host running as root gives it uid 0, which still owns,
+//! and so may read, every root-owned file bound in: the password hashes in
+//! `/etc/shadow`, TLS and SSH private keys, the credentials of services.
+//! Each is covered (a file by `/dev/null`, which the sandbox may not open;
+//! a directory by an empty read-only tmpfs), so the sandbox reads of
+//! `/etc` what any user may. A host running as an ordinary user has
+//! nothing there to cover, and pays nothing.
 //!
 //! The walk is made at most every few seconds per process, and bounded in
 //! depth and entries.
@@ -35,15 +37,56 @@ pub(super) fn masks() -> Vec<OsString> {
     {
         return args.clone();
     }
-    let args = covering(&unreadable_to_others(Path::new("/etc")));
+    let args = covering(&private_to_us(Path::new("/etc"), &Identity::current()));
     *last = Some((Instant::now(), args.clone()));
     args
 }
 
-/// What under `root` another user could not read: files without read
-/// permission for others, and directories others may not enter (their
-/// content is not looked into). Links are not followed.
-pub(super) fn unreadable_to_others(root: &Path) -> Vec<(PathBuf, bool)> {
+/// Who this process is, as file permissions see it.
+pub(super) struct Identity {
+    uid: u32,
+    groups: Vec<u32>,
+}
+
+impl Identity {
+    /// This process's effective user and groups.
+    fn current() -> Identity {
+        // SAFETY: these calls read the caller's credentials into memory
+        // sized for them (`getgroups(0, NULL)` first asks how much).
+        unsafe {
+            let uid = libc::geteuid();
+            let mut groups = vec![libc::getegid()];
+            let count = libc::getgroups(0, std::ptr::null_mut());
+            if count > 0 {
+                let mut more = vec![0 as libc::gid_t; count as usize];
+                let got = libc::getgroups(count, more.as_mut_ptr());
+                more.truncate(got.max(0) as usize);
+                groups.extend(more);
+            }
+            Identity { uid, groups }
+        }
+    }
+
+    /// Whether this identity may read a file (enter a directory) with
+    /// `meta`, by its permission bits (uid 0 may read anything).
+    fn may_read(&self, meta: &std::fs::Metadata) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        let (owner, group) = if meta.is_dir() {
+            (0o100, 0o010)
+        } else {
+            (0o400, 0o040)
+        };
+        let mode = meta.mode();
+        self.uid == 0
+            || (meta.uid() == self.uid && mode & owner != 0)
+            || (meta.uid() != self.uid && self.groups.contains(&meta.gid()) && mode & group != 0)
+    }
+}
+
+/// What under `root` `us` may read and another user could not: files
+/// without read permission for others, and directories others may not
+/// enter (their content is not looked into). Links are not followed.
+pub(super) fn private_to_us(root: &Path, us: &Identity) -> Vec<(PathBuf, bool)> {
     let mut found = Vec::new();
     let mut pending = vec![(root.to_path_buf(), 0usize)];
     let mut seen = 0usize;
@@ -62,11 +105,13 @@ pub(super) fn unreadable_to_others(root: &Path) -> Vec<(PathBuf, bool)> {
             let mode = meta.permissions().mode();
             if meta.is_dir() {
                 if mode & 0o001 == 0 {
-                    found.push((entry.path(), true));
+                    if us.may_read(&meta) {
+                        found.push((entry.path(), true));
+                    }
                 } else if depth < MAX_DEPTH {
                     pending.push((entry.path(), depth + 1));
                 }
-            } else if meta.is_file() && mode & 0o004 == 0 {
+            } else if meta.is_file() && mode & 0o004 == 0 && us.may_read(&meta) {
                 found.push((entry.path(), false));
             }
         }
@@ -116,7 +161,7 @@ mod tests {
         std::fs::write(root.join("ssl/certs/ca.pem"), "ca").unwrap();
         mode(&root.join("ssl/certs/ca.pem"), 0o644);
         std::os::unix::fs::symlink(root.join("shadow"), root.join("link")).unwrap();
-        let found = unreadable_to_others(root);
+        let found = private_to_us(root, &Identity::current());
         assert_eq!(
             found,
             [
@@ -124,6 +169,13 @@ mod tests {
                 (root.join("ssl/private"), true)
             ]
         );
+        // Another user, without our files' groups, could read none of it:
+        // there is nothing to cover from its sandbox.
+        let stranger = Identity {
+            uid: 4_000_000,
+            groups: vec![4_000_000],
+        };
+        assert!(private_to_us(root, &stranger).is_empty());
         let args = covering(&found);
         let words: Vec<&str> = args.iter().map(|a| a.to_str().unwrap()).collect();
         let shadow = root.join("shadow");

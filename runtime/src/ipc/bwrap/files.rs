@@ -1,7 +1,7 @@
 //! Where the seccomp filter waits for bubblewrap: bwrap reads a filter
 //! from a file descriptor, and an argv prefix cannot carry one, so the
-//! prefix opens the filter's files itself (`sh -c 'exec "$@" 8<... 9<...'`)
-//! just before it becomes bwrap. The files live in a directory only this
+//! prefix opens the filter's file itself (`sh -c 'exec "$@" 8<...'`) just
+//! before it becomes bwrap. The files live in a directory only this
 //! user may enter (`$XDG_RUNTIME_DIR/gangway`, else
 //! `$TMPDIR/gangway-<uid>`), named after their content: a file another
 //! user could have written would be a filter an attacker chose.
@@ -11,22 +11,19 @@ use std::io::{self, Write};
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-/// Where the filter's two programs wait for bwrap.
-pub(super) struct FilterFiles {
-    /// The private directory holding them.
+/// Where the filter's program waits for bwrap.
+pub(super) struct FilterFile {
+    /// The private directory holding it.
     pub(super) dir: PathBuf,
-    /// The refused program's file.
-    pub(super) refused: PathBuf,
-    /// The absent program's file.
-    pub(super) absent: PathBuf,
+    /// The file.
+    pub(super) path: PathBuf,
 }
 
-/// The files holding the two programs, written if missing or different.
-pub(super) fn filter_files(refused: &[u8], absent: &[u8]) -> io::Result<FilterFiles> {
+/// The file holding `program`, written if missing or different.
+pub(super) fn filter_file(program: &[u8]) -> io::Result<FilterFile> {
     let dir = private_dir()?;
-    Ok(FilterFiles {
-        refused: ensure(&dir, "seccomp-refused", refused)?,
-        absent: ensure(&dir, "seccomp-absent", absent)?,
+    Ok(FilterFile {
+        path: ensure(&dir, "seccomp", program)?,
         dir,
     })
 }

@@ -17,6 +17,7 @@
 //! ```
 
 use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::OsStringExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -34,15 +35,15 @@ mod userns;
 pub use paths::{Access, SandboxPath};
 pub use user_args::BwrapError;
 
-/// The first words of a filtered prefix: a shell opens the filter's two
-/// files as descriptors 8 and 9, then becomes bubblewrap, which reads them
-/// (`--add-seccomp-fd`) and closes them before the sandboxed program runs.
-/// Files gone (a stored prefix outliving them) make no sandbox, saying so.
-const FILTER_SHIM: &str = "refused=$1; absent=$2; shift 2; \
-    if [ ! -r \"$refused\" ] || [ ! -r \"$absent\" ]; then \
-    echo \"gangway: the sandbox's seccomp filter ($refused) is gone; make its command \
-    line again (Bwrap::prefix)\" >&2; exit 126; fi; \
-    exec \"$@\" 8<\"$refused\" 9<\"$absent\"";
+/// The first words of a filtered prefix: a shell opens the filter's file
+/// as descriptor 8, then becomes bubblewrap, which reads it
+/// (`--add-seccomp-fd`) and closes it before the sandboxed program runs.
+/// A file gone (a stored prefix outliving it) makes no sandbox, saying so.
+const FILTER_SHIM: &str = "filter=$1; shift; \
+    if [ ! -r \"$filter\" ]; then \
+    echo \"gangway: the sandbox's seccomp filter ($filter) is gone; make its command line \
+    again (Bwrap::prefix)\" >&2; exit 126; fi; \
+    exec \"$@\" 8<\"$filter\"";
 
 /// A bubblewrap command line for a sandbox that can run the system's
 /// programs and call the host's commands, and nothing more. Add what the
@@ -75,7 +76,7 @@ const FILTER_SHIM: &str = "refused=$1; absent=$2; shift 2; \
 ///   replacing or planting beside the socket does not), the wrapper
 ///   directory and the client binary, bound after every bind of yours so
 ///   none covers them. A bind of yours that would reopen one (or the
-///   filter's files) read-write, or show the server's private directory,
+///   filter's file) read-write, or show the server's private directory,
 ///   is refused with [`BwrapError::BindCovers`]; an option of yours that
 ///   would undo the profile (`--cap-add`, joining a namespace, options or
 ///   binds from a descriptor, `--seccomp`, `--`) with
@@ -193,7 +194,7 @@ impl Bwrap {
     /// environment (`--clearenv`) and sets only the sandbox's variables
     /// (the token as its file, `GANGWAY_TOKEN_FILE`: never in the argv).
     /// With the seccomp filter on, it starts with `/bin/sh -c`, which opens
-    /// the filter's files as descriptors 8 and 9 and becomes `bwrap`. The
+    /// the filter's file as descriptor 8 and becomes `bwrap`. The
     /// first sandbox made with a given `bwrap` program runs it once (a few
     /// milliseconds) to learn whether it can disable user namespaces.
     ///
@@ -219,7 +220,14 @@ impl Bwrap {
         for (key, value) in vars {
             environment.extend([OsString::from("--setenv"), key, value]);
         }
-        self.command_line(&environment)
+        let line = self.command_line(&environment)?;
+        let mut argv = Vec::with_capacity(line.bwrap.len() + 6);
+        if let Some(file) = line.filter {
+            argv.extend(["/bin/sh", "-c", FILTER_SHIM, "gangway-sandbox"].map(OsString::from));
+            argv.push(file.path.into());
+        }
+        argv.extend(line.bwrap);
+        Ok(argv)
     }
 
     /// A command running `program` with `args` in the sandbox, in a session
@@ -239,6 +247,11 @@ impl Bwrap {
     /// control works) or `/dev/null`; replace it with [`Command::stdin`] to
     /// feed it input.
     ///
+    /// With the seccomp filter on, the child opens the filter's file as
+    /// descriptor 8 just before it becomes `bwrap` (no shell in between);
+    /// should it be gone by the time the command is spawned, the spawn
+    /// fails (`NotFound`).
+    ///
     /// # Errors
     ///
     /// As [`prefix`](Bwrap::prefix), but an environment without a token
@@ -252,7 +265,8 @@ impl Bwrap {
         for (key, value) in &self.setenv {
             environment.extend([OsString::from("--setenv"), key.clone(), value.clone()]);
         }
-        let argv = self.command_line(&environment)?;
+        let line = self.command_line(&environment)?;
+        let argv = &line.bwrap;
         let mut command = Command::new(&argv[0]);
         command
             .args(&argv[1..argv.len() - 1])
@@ -263,19 +277,35 @@ impl Bwrap {
         command.envs(crate::clean_env::in_sandbox());
         self.env.apply(&mut command);
         command.stdin(Stdio::null());
-        // SAFETY: the hook makes system calls only (async-signal-safe).
+        // No shell in between: the child opens the filter's file itself.
+        let filter = match line.filter {
+            Some(file) => Some(
+                std::ffi::CString::new(file.path.into_os_string().into_vec()).map_err(|_| {
+                    BwrapError::Seccomp("the filter file's path holds a NUL byte".into())
+                })?,
+            ),
+            None => None,
+        };
+        // SAFETY: the hook makes system calls only (async-signal-safe), on
+        // a path made before the fork.
         unsafe {
-            command.pre_exec(crate::clean_env::seal_inherited_fds);
+            command.pre_exec(move || {
+                crate::clean_env::seal_inherited_fds()?;
+                if let Some(filter) = &filter {
+                    open_as(filter, 8)?;
+                }
+                Ok(())
+            });
         }
         Ok(command)
     }
 
     /// The whole command line through `--`, with `environment` (bubblewrap
     /// options) after the namespaces and before the binds.
-    fn command_line(&self, environment: &[OsString]) -> Result<Vec<OsString>, BwrapError> {
+    fn command_line(&self, environment: &[OsString]) -> Result<CommandLine, BwrapError> {
         let program = self.installed_program()?;
         let filter = match self.seccomp {
-            true => Some(filter_files()?),
+            true => Some(filter_file()?),
             false => None,
         };
         user_args::check(
@@ -283,12 +313,7 @@ impl Bwrap {
             &self.env,
             filter.as_ref().map(|f| f.dir.as_path()),
         )?;
-        let mut argv: Vec<OsString> = Vec::new();
-        if let Some(files) = &filter {
-            argv.extend(["/bin/sh", "-c", FILTER_SHIM, "gangway-sandbox"].map(OsString::from));
-            argv.extend([files.refused.clone().into(), files.absent.clone().into()]);
-        }
-        argv.push(program.clone().into_os_string());
+        let mut argv: Vec<OsString> = vec![program.clone().into_os_string()];
         argv.extend(["--cap-drop", "ALL"].map(OsString::from));
         if userns::can_disable(&program) {
             argv.extend(["--unshare-user", "--disable-userns"].map(OsString::from));
@@ -313,12 +338,15 @@ impl Bwrap {
         }
         argv.extend(environment.iter().cloned());
         if filter.is_some() {
-            argv.extend(["--add-seccomp-fd", "8", "--add-seccomp-fd", "9"].map(OsString::from));
+            argv.extend(["--add-seccomp-fd", "8"].map(OsString::from));
         }
         argv.extend(self.extra.iter().cloned());
         argv.extend(self.env.bwrap_args());
         argv.push("--".into());
-        Ok(argv)
+        Ok(CommandLine {
+            bwrap: argv,
+            filter,
+        })
     }
 
     /// The `bwrap` program as an absolute path: as named when the name
@@ -342,11 +370,43 @@ impl Bwrap {
     }
 }
 
-/// The filter's files, in place.
-fn filter_files() -> Result<files::FilterFiles, BwrapError> {
-    let programs = seccomp::programs().map_err(BwrapError::Seccomp)?;
-    files::filter_files(&programs.refused, &programs.absent)
-        .map_err(|error| BwrapError::Seccomp(error.to_string()))
+/// A sandbox's command line: bubblewrap's words (its program first,
+/// through `--`), and the filter's file it reads as descriptor 8.
+struct CommandLine {
+    bwrap: Vec<OsString>,
+    filter: Option<files::FilterFile>,
+}
+
+/// Opens `path` read-only as descriptor `fd` (without close-on-exec), in
+/// a child between fork and exec: system calls only.
+fn open_as(path: &std::ffi::CStr, fd: libc::c_int) -> std::io::Result<()> {
+    // SAFETY: `path` is a valid C string; the calls touch descriptors only.
+    unsafe {
+        let opened = libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC);
+        if opened < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        if opened == fd {
+            // Opened in place: only the flag to clear.
+            if libc::fcntl(fd, libc::F_SETFD, 0) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            return Ok(());
+        }
+        // `dup2` leaves the copy without close-on-exec.
+        let copied = libc::dup2(opened, fd);
+        libc::close(opened);
+        if copied < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// The filter's file, in place.
+fn filter_file() -> Result<files::FilterFile, BwrapError> {
+    let program = seccomp::program().map_err(BwrapError::Seccomp)?;
+    files::filter_file(program).map_err(|error| BwrapError::Seccomp(error.to_string()))
 }
 
 /// A regular file someone may execute.

@@ -2,8 +2,8 @@
 //! system calls a sandboxed program has no business making, refused
 //! before the kernel looks at them, as Flatpak does for its sandboxes.
 //!
-//! Two programs, since a seccomp program built here gives one answer to
-//! every call it matches:
+//! One program, spliced from two (a seccomp program built with
+//! `seccompiler` gives one answer to every call it matches):
 //! - **refused** (`EPERM`): pushing keystrokes into a terminal (`ioctl`
 //!   `TIOCSTI`, `TIOCLINUX`), the kernel keyrings (`keyctl`, `add_key`,
 //!   `request_key`), `bpf`, `perf_event_open`, `userfaultfd`, `kexec_load`,
@@ -38,28 +38,23 @@ use seccompiler::{
     SeccompRule, TargetArch,
 };
 
-/// The two filter programs, as the raw `struct sock_filter` arrays bwrap
-/// reads from a file descriptor.
-#[derive(Debug)]
-pub(crate) struct Programs {
-    /// Refused calls, answered `EPERM`.
-    pub(crate) refused: Vec<u8>,
-    /// Calls answered `ENOSYS`, as if the kernel had none.
-    pub(crate) absent: Vec<u8>,
-}
-
-/// The programs for this machine's architecture, built once.
+/// The filter program for this machine's architecture, as the raw
+/// `struct sock_filter` array bwrap reads from a file descriptor; built
+/// once.
 ///
 /// # Errors
 ///
 /// On an architecture the filter has no system call table for (it knows
 /// x86_64, aarch64 and riscv64), saying so.
-pub(crate) fn programs() -> Result<&'static Programs, String> {
-    static PROGRAMS: OnceLock<Result<Programs, String>> = OnceLock::new();
-    PROGRAMS.get_or_init(build).as_ref().map_err(Clone::clone)
+pub(crate) fn program() -> Result<&'static [u8], String> {
+    static PROGRAM: OnceLock<Result<Vec<u8>, String>> = OnceLock::new();
+    PROGRAM.get_or_init(build).as_deref().map_err(Clone::clone)
 }
 
-fn build() -> Result<Programs, String> {
+/// How many instructions open a program: the architecture's check.
+const ARCH_CHECK: usize = 3;
+
+fn build() -> Result<Vec<u8>, String> {
     let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(|_| {
         format!(
             "gangway has no seccomp filter for {} (it has one for x86_64, aarch64 and riscv64); \
@@ -69,7 +64,20 @@ fn build() -> Result<Programs, String> {
     })?;
     let refused = compile(refused_rules(), libc::EPERM, arch)?;
     let absent = compile(absent_rules(), libc::ENOSYS, arch)?;
-    Ok(Programs { refused, absent })
+    Ok(encode(&splice(refused, absent)))
+}
+
+/// One program of two built for the same architecture over disjoint
+/// system calls: `first`'s last instruction, reached only when no call of
+/// its matched (its "allow"), becomes `second`'s look-up, past `second`'s
+/// own architecture check. Every jump in either is forward and within its
+/// own program, so none moves. One program rather than two: the kernel
+/// compiles and frees each program a sandbox loads, at a cost of its own.
+fn splice(first: BpfProgram, second: BpfProgram) -> BpfProgram {
+    let mut program = first;
+    program.pop();
+    program.extend(second.into_iter().skip(ARCH_CHECK));
+    program
 }
 
 /// A program answering `errno` to every call `rules` match, and letting
@@ -78,7 +86,7 @@ fn compile(
     rules: BTreeMap<i64, Vec<SeccompRule>>,
     errno: i32,
     arch: TargetArch,
-) -> Result<Vec<u8>, String> {
+) -> Result<BpfProgram, String> {
     let errno = u32::try_from(errno).map_err(|_| "a negative errno".to_owned())?;
     let filter = SeccompFilter::new(
         rules,
@@ -87,9 +95,13 @@ fn compile(
         arch,
     )
     .map_err(|error| format!("the seccomp filter does not compile: {error}"))?;
-    let program = BpfProgram::try_from(filter)
-        .map_err(|error| format!("the seccomp filter does not compile: {error}"))?;
-    Ok(program
+    BpfProgram::try_from(filter)
+        .map_err(|error| format!("the seccomp filter does not compile: {error}"))
+}
+
+/// The instructions as the kernel's `struct sock_filter` array.
+fn encode(program: &BpfProgram) -> Vec<u8> {
+    program
         .iter()
         .flat_map(|instruction| {
             let mut bytes = [0u8; 8];
@@ -99,7 +111,7 @@ fn compile(
             bytes[4..].copy_from_slice(&instruction.k.to_ne_bytes());
             bytes
         })
-        .collect())
+        .collect()
 }
 
 /// The x32 ABI's mark on x86_64 system call numbers.

@@ -3,7 +3,7 @@
 //! from a descriptor, replace the filter, end the options early), and no
 //! bind may cover gangway's own paths as it must not. A sandbox given a
 //! read-write bind over the client binary, the wrapper directory or the
-//! seccomp filter's files could replace what the host runs next or the
+//! seccomp filter's file could replace what the host runs next or the
 //! filter of the next sandbox, and one given any bind over the server's
 //! private directory could read every scope's token and take over their
 //! sockets. gangway's binds come last, so no bind of the user's can cover

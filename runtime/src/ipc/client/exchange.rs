@@ -28,10 +28,12 @@ pub(super) fn env_endpoint() -> Result<(Endpoint, String), ClientError> {
     Ok((endpoint, token))
 }
 
-/// The token: `GANGWAY_TOKEN`, else the first line of the file
-/// `GANGWAY_TOKEN_FILE` names.
+/// The token: `GANGWAY_TOKEN` (when set and not empty), else the first
+/// line of the file `GANGWAY_TOKEN_FILE` names.
 fn env_token() -> Result<String, ClientError> {
-    if let Ok(token) = std::env::var(ENV_TOKEN) {
+    if let Ok(token) = std::env::var(ENV_TOKEN)
+        && !token.is_empty()
+    {
         return Ok(token);
     }
     let Some(path) = std::env::var_os(ENV_TOKEN_FILE) else {
