@@ -22,7 +22,9 @@ use std::os::unix::net::UnixStream;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use gangway::ipc::{AuditLog, CallInfo, Decision, IpcClient, IpcRouter, IpcServer, protocol};
+use gangway::ipc::{
+    AuditLog, CallInfo, Decision, IpcClient, IpcRouter, IpcServer, SandboxEnv, protocol,
+};
 
 mod common;
 
@@ -51,9 +53,25 @@ fn main() {
         .clone()
         .with_wrapper_dir(Some(links.path().to_path_buf()));
 
-    // 1. Calls from a shell loop, per call.
+    shell_loops(&env, &link_env, &audited_env, &audited_link_env);
+    round_trips(&env, &audited_env);
+
+    let _ = std::io::stdout().flush();
+    runtime.block_on(server.shutdown(Duration::from_secs(1)));
+    runtime.block_on(audited.shutdown(Duration::from_secs(1)));
+    let records = std::fs::read_to_string(audit_dir.path().join("audit.jsonl")).unwrap();
+    println!("audit records written: {}", records.lines().count());
+}
+
+/// 1. Calls from a shell loop, per call, each case beside `/bin/true`.
+fn shell_loops(
+    env: &SandboxEnv,
+    link_env: &SandboxEnv,
+    audited_env: &SandboxEnv,
+    audited_link_env: &SandboxEnv,
+) {
     const CALLS: u32 = 300;
-    let shell_loop = |env: &gangway::ipc::SandboxEnv, command: &str| {
+    let shell_loop = |env: &SandboxEnv, command: &str| {
         let script = format!(
             "i=0; while [ $i -lt {CALLS} ]; do {command} >/dev/null || exit 1; i=$((i+1)); done"
         );
@@ -66,19 +84,19 @@ fn main() {
         started.elapsed() / CALLS
     };
     let version = format!("{CLIENT} --version");
-    let cases: [(&str, &gangway::ipc::SandboxEnv, &str); 7] = [
-        ("/bin/true (floor)", &env, "/bin/true x"),
-        ("lean client --version", &env, &version),
-        ("script wrapper call", &env, "echoargs x"),
-        ("link wrapper call", &link_env, "echoargs x"),
+    let cases: [(&str, &SandboxEnv, &str); 7] = [
+        ("/bin/true (floor)", env, "/bin/true x"),
+        ("lean client --version", env, &version),
+        ("script wrapper call", env, "echoargs x"),
+        ("link wrapper call", link_env, "echoargs x"),
         // As in a `Bwrap::prefix` sandbox: the token read from its file.
         (
             "link, token from file",
-            &link_env,
+            link_env,
             "GANGWAY_TOKEN= echoargs x",
         ),
-        ("script, audit + guard", &audited_env, "echoargs x"),
-        ("link, audit + guard", &audited_link_env, "echoargs x"),
+        ("script, audit + guard", audited_env, "echoargs x"),
+        ("link, audit + guard", audited_link_env, "echoargs x"),
     ];
     for (_, env, command) in &cases {
         shell_loop(env, command);
@@ -116,14 +134,16 @@ fn main() {
             medians[authority].as_secs_f64() / medians[plain].as_secs_f64()
         );
     }
+}
 
-    // 2. In-process round trips on the Unix socket.
+/// 2. In-process round trips on the Unix socket, beside a bare frame echo.
+fn round_trips(env: &SandboxEnv, audited_env: &SandboxEnv) {
     const ROUND_TRIPS: u32 = 20_000;
     let params = rmp_serde::to_vec_named(&EchoArgs {
         words: vec!["x".into()],
     })
     .unwrap();
-    let round_trip = |env: &gangway::ipc::SandboxEnv| {
+    let round_trip = |env: &SandboxEnv| {
         let mut client = IpcClient::connect_to(env.endpoint(), env.token()).unwrap();
         let started = Instant::now();
         for _ in 0..ROUND_TRIPS {
@@ -134,8 +154,8 @@ fn main() {
     // Plain and audited, turn about.
     let (mut ipc, mut ipc_audited) = (Vec::new(), Vec::new());
     for _ in 0..5 {
-        ipc.push(round_trip(&env));
-        ipc_audited.push(round_trip(&audited_env));
+        ipc.push(round_trip(env));
+        ipc_audited.push(round_trip(audited_env));
     }
     let (ipc, ipc_audited) = (median(ipc), median(ipc_audited));
 
@@ -185,10 +205,4 @@ fn main() {
         "IpcClient round trip, audit + guard:  {ipc_audited:>10.1?} ({:.2}x the plain round trip)",
         ipc_audited.as_secs_f64() / ipc.as_secs_f64()
     );
-
-    let _ = std::io::stdout().flush();
-    runtime.block_on(server.shutdown(Duration::from_secs(1)));
-    runtime.block_on(audited.shutdown(Duration::from_secs(1)));
-    let records = std::fs::read_to_string(audit_dir.path().join("audit.jsonl")).unwrap();
-    println!("audit records written: {}", records.lines().count());
 }

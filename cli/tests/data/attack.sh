@@ -7,8 +7,8 @@
 #
 # $1 the client binary, $2 the wrapper directory, $3 another scope's
 # socket, $4 a host process's pid (outside the sandbox's pid namespace),
-# $5 the files under /etc no other user of the host may read, separated by
-# `:`, then `name=number` for each system call to try.
+# $5 the files under /etc no other user of the host may read, one per line,
+# then `name=number` for each system call to try.
 set -u
 bin=$1
 wrappers=$2
@@ -84,7 +84,8 @@ try mount-tmpfs mount -t tmpfs none /tmp/mountpoint
 # capabilities or not, owns).
 read_secrets() {
     old_ifs=$IFS
-    IFS=:
+    IFS='
+'
     for file in $secrets; do
         if head -c 1 "$file" >/dev/null 2>&1; then IFS=$old_ifs; return 0; fi
     done

@@ -17,7 +17,7 @@
 //! ```
 
 use std::ffi::{OsStr, OsString};
-use std::os::unix::ffi::OsStringExt;
+use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -27,6 +27,7 @@ use super::env::SandboxEnv;
 
 mod etc;
 mod files;
+mod line;
 mod paths;
 mod seccomp;
 mod user_args;
@@ -69,8 +70,9 @@ const FILTER_SHIM: &str = "filter=$1; shift; \
 ///   namespace unshared (no network, its own process ids, so no host
 ///   process can be named, let alone traced); none of the host's
 ///   environment (`--clearenv`, or a cleared [`Command`] environment) but
-///   `TERM`, `LANG`, `LC_ALL`, `TZ`; none of its file descriptors but the
-///   standard three.
+///   `TERM`, `LANG`, `LC_ALL`, `TZ`; from [`command`](Bwrap::command) (and a
+///   `LaunchSpec`), none of its file descriptors but the standard three (a
+///   runner of [`prefix`](Bwrap::prefix) of your own hands bwrap its own).
 /// - **gangway's paths last and read-only:** the scope's own socket
 ///   directory (connecting works through a read-only bind; renaming,
 ///   replacing or planting beside the socket does not), the wrapper
@@ -220,13 +222,15 @@ impl Bwrap {
         for (key, value) in vars {
             environment.extend([OsString::from("--setenv"), key, value]);
         }
-        let line = self.command_line(&environment)?;
-        let mut argv = Vec::with_capacity(line.bwrap.len() + 6);
-        if let Some(file) = line.filter {
+        let profile = self.profile();
+        let resolved = line::resolve(&profile)?;
+        let bwrap = line::words(&profile, &resolved, &environment, Some(SHIM_FILTER_FD));
+        let mut argv = Vec::with_capacity(bwrap.len() + 5);
+        if let Some(file) = resolved.filter {
             argv.extend(["/bin/sh", "-c", FILTER_SHIM, "gangway-sandbox"].map(OsString::from));
             argv.push(file.path.into());
         }
-        argv.extend(line.bwrap);
+        argv.extend(bwrap);
         Ok(argv)
     }
 
@@ -247,10 +251,8 @@ impl Bwrap {
     /// control works) or `/dev/null`; replace it with [`Command::stdin`] to
     /// feed it input.
     ///
-    /// With the seccomp filter on, the child opens the filter's file as
-    /// descriptor 8 just before it becomes `bwrap` (no shell in between);
-    /// should it be gone by the time the command is spawned, the spawn
-    /// fails (`NotFound`).
+    /// With the seccomp filter on, the command holds the filter's file open
+    /// and hands it to `bwrap` by its descriptor (no shell in between).
     ///
     /// # Errors
     ///
@@ -265,8 +267,19 @@ impl Bwrap {
         for (key, value) in &self.setenv {
             environment.extend([OsString::from("--setenv"), key.clone(), value.clone()]);
         }
-        let line = self.command_line(&environment)?;
-        let argv = &line.bwrap;
+        let profile = self.profile();
+        let resolved = line::resolve(&profile)?;
+        // The filter's file, opened here (close-on-exec, so no other child
+        // gets it), handed to bwrap by its number: nothing is opened or
+        // moved between fork and exec but that flag.
+        let filter = match &resolved.filter {
+            Some(file) => Some(std::fs::File::open(&file.path).map_err(|error| {
+                BwrapError::Seccomp(format!("cannot open {}: {error}", file.path.display()))
+            })?),
+            None => None,
+        };
+        let fd = filter.as_ref().map(|file| file.as_raw_fd().to_string());
+        let argv = line::words(&profile, &resolved, &environment, fd.as_deref());
         let mut command = Command::new(&argv[0]);
         command
             .args(&argv[1..argv.len() - 1])
@@ -277,22 +290,12 @@ impl Bwrap {
         command.envs(crate::clean_env::in_sandbox());
         self.env.apply(&mut command);
         command.stdin(Stdio::null());
-        // No shell in between: the child opens the filter's file itself.
-        let filter = match line.filter {
-            Some(file) => Some(
-                std::ffi::CString::new(file.path.into_os_string().into_vec()).map_err(|_| {
-                    BwrapError::Seccomp("the filter file's path holds a NUL byte".into())
-                })?,
-            ),
-            None => None,
-        };
-        // SAFETY: the hook makes system calls only (async-signal-safe), on
-        // a path made before the fork.
+        // SAFETY: the hook makes system calls only (async-signal-safe).
         unsafe {
             command.pre_exec(move || {
                 crate::clean_env::seal_inherited_fds()?;
-                if let Some(filter) = &filter {
-                    open_as(filter, 8)?;
+                if let Some(file) = &filter {
+                    pass_on(file.as_raw_fd())?;
                 }
                 Ok(())
             });
@@ -300,149 +303,33 @@ impl Bwrap {
         Ok(command)
     }
 
-    /// The whole command line through `--`, with `environment` (bubblewrap
-    /// options) after the namespaces and before the binds.
-    fn command_line(&self, environment: &[OsString]) -> Result<CommandLine, BwrapError> {
-        let program = self.installed_program()?;
-        let filter = match self.seccomp {
-            true => Some(filter_file()?),
-            false => None,
-        };
-        user_args::check(
-            &self.extra,
-            &self.env,
-            filter.as_ref().map(|f| f.dir.as_path()),
-        )?;
-        let mut argv: Vec<OsString> = vec![program.clone().into_os_string()];
-        argv.extend(["--cap-drop", "ALL"].map(OsString::from));
-        if userns::can_disable(&program) {
-            argv.extend(["--unshare-user", "--disable-userns"].map(OsString::from));
+    /// What the command line is made from.
+    fn profile(&self) -> line::Profile<'_> {
+        line::Profile {
+            program: &self.program,
+            env: &self.env,
+            share_net: self.share_net,
+            seccomp: self.seccomp,
+            extra: &self.extra,
         }
-        argv.extend(system_dirs());
-        argv.extend(etc::masks());
-        let fixed: &[&str] = &[
-            "--dev",
-            "/dev",
-            "--proc",
-            "/proc",
-            "--tmpfs",
-            "/tmp",
-            "--unshare-all",
-            "--die-with-parent",
-            "--chdir",
-            "/",
-        ];
-        argv.extend(fixed.iter().map(OsString::from));
-        if self.share_net {
-            argv.push("--share-net".into());
-        }
-        argv.extend(environment.iter().cloned());
-        if filter.is_some() {
-            argv.extend(["--add-seccomp-fd", "8"].map(OsString::from));
-        }
-        argv.extend(self.extra.iter().cloned());
-        argv.extend(self.env.bwrap_args());
-        argv.push("--".into());
-        Ok(CommandLine {
-            bwrap: argv,
-            filter,
-        })
-    }
-
-    /// The `bwrap` program as an absolute path: as named when the name
-    /// holds a `/`, else found on this process's `PATH` (never the
-    /// sandbox's, whose first directory is the wrappers').
-    fn installed_program(&self) -> Result<PathBuf, BwrapError> {
-        let not_installed = || BwrapError::NotInstalled {
-            program: self.program.clone(),
-        };
-        if self.program.components().count() > 1 || self.program.is_absolute() {
-            return paths::absolute(&self.program)
-                .filter(|path| is_executable(path))
-                .ok_or_else(not_installed);
-        }
-        let path = std::env::var_os("PATH").ok_or_else(not_installed)?;
-        std::env::split_paths(&path)
-            .filter(|dir| dir.is_absolute())
-            .map(|dir| dir.join(&self.program))
-            .find(|candidate| is_executable(candidate))
-            .ok_or_else(not_installed)
     }
 }
 
-/// A sandbox's command line: bubblewrap's words (its program first,
-/// through `--`), and the filter's file it reads as descriptor 8.
-struct CommandLine {
-    bwrap: Vec<OsString>,
-    filter: Option<files::FilterFile>,
-}
+/// The descriptor a prefix's shell opens the filter's file as.
+const SHIM_FILTER_FD: &str = "8";
 
-/// Opens `path` read-only as descriptor `fd` (without close-on-exec), in
-/// a child between fork and exec: system calls only.
-fn open_as(path: &std::ffi::CStr, fd: libc::c_int) -> std::io::Result<()> {
-    // SAFETY: `path` is a valid C string; the calls touch descriptors only.
+/// Lets `fd` reach the program about to be executed (clears its
+/// close-on-exec flag), read from its start, in a child between fork and
+/// exec: system calls only. From the start: a command spawned again reads
+/// through the same open file.
+fn pass_on(fd: std::os::fd::RawFd) -> std::io::Result<()> {
+    // SAFETY: `fcntl` and `lseek` on a descriptor the command owns.
     unsafe {
-        let opened = libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC);
-        if opened < 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        if opened == fd {
-            // Opened in place: only the flag to clear.
-            if libc::fcntl(fd, libc::F_SETFD, 0) < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            return Ok(());
-        }
-        // `dup2` leaves the copy without close-on-exec.
-        let copied = libc::dup2(opened, fd);
-        libc::close(opened);
-        if copied < 0 {
+        if libc::fcntl(fd, libc::F_SETFD, 0) < 0 || libc::lseek(fd, 0, libc::SEEK_SET) < 0 {
             return Err(std::io::Error::last_os_error());
         }
     }
     Ok(())
-}
-
-/// The filter's file, in place.
-fn filter_file() -> Result<files::FilterFile, BwrapError> {
-    let program = seccomp::program().map_err(BwrapError::Seccomp)?;
-    files::filter_file(program).map_err(|error| BwrapError::Seccomp(error.to_string()))
-}
-
-/// A regular file someone may execute.
-fn is_executable(path: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(path)
-        .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
-}
-
-/// Read-only binds of the system directories: `/usr` and `/etc`, and each
-/// of `/bin`, `/sbin`, `/lib`, `/lib32`, `/lib64` as the host has it (a
-/// symbolic link on merged-`/usr` systems, recreated as one; a directory,
-/// bound; absent, left out).
-fn system_dirs() -> Vec<OsString> {
-    let mut args = Vec::new();
-    for dir in ["/usr", "/etc"] {
-        args.extend(["--ro-bind", dir, dir].map(OsString::from));
-    }
-    for dir in ["/bin", "/sbin", "/lib", "/lib32", "/lib64"] {
-        match std::fs::symlink_metadata(dir) {
-            Ok(meta) if meta.file_type().is_symlink() => {
-                if let Ok(target) = std::fs::read_link(dir) {
-                    args.extend([
-                        OsString::from("--symlink"),
-                        target.into_os_string(),
-                        OsString::from(dir),
-                    ]);
-                }
-            }
-            Ok(meta) if meta.is_dir() => {
-                args.extend(["--ro-bind", dir, dir].map(OsString::from));
-            }
-            _ => {}
-        }
-    }
-    args
 }
 
 #[cfg(test)]

@@ -21,11 +21,12 @@
 //! no process outside it has a pid a sandboxed process could name, and
 //! `--cap-drop ALL` leaves it no `CAP_SYS_PTRACE`.
 //!
-//! Each program first checks the architecture of the call: one made
-//! through another ABI (32-bit x86 on x86_64, 32-bit Arm on aarch64) ends
-//! the process, since its numbers are not the ones filtered. On x86_64 the
-//! x32 ABI shares the architecture with its own numbers (bit 30 set), so
-//! every rule is written for those numbers too.
+//! The program first checks the architecture of the call: one made through
+//! another ABI (32-bit x86 on x86_64, 32-bit Arm on aarch64) ends the
+//! process, since its numbers are not the ones filtered. On x86_64 the x32
+//! ABI shares the architecture, with numbers of its own (bit 30 set): any
+//! call numbered from there up is answered `ENOSYS`, as a kernel without
+//! x32 answers it, so the rules need only the native numbers.
 //!
 //! Built with `seccompiler` (the rust-vmm project's, used by Firecracker):
 //! pure Rust, so neither building nor running a host needs libseccomp.
@@ -62,22 +63,67 @@ fn build() -> Result<Vec<u8>, String> {
             std::env::consts::ARCH
         )
     })?;
-    let refused = compile(refused_rules(), libc::EPERM, arch)?;
-    let absent = compile(absent_rules(), libc::ENOSYS, arch)?;
+    let (refused, absent) = (refused_rules(), absent_rules());
+    // The splice relies on it: a call the first program knows never
+    // reaches the second.
+    debug_assert!(refused.keys().all(|nr| !absent.contains_key(nr)));
+    let refused = compile(refused, libc::EPERM, arch)?;
+    let absent = compile(absent, libc::ENOSYS, arch)?;
     Ok(encode(&splice(refused, absent)))
 }
 
 /// One program of two built for the same architecture over disjoint
 /// system calls: `first`'s last instruction, reached only when no call of
 /// its matched (its "allow"), becomes `second`'s look-up, past `second`'s
-/// own architecture check. Every jump in either is forward and within its
-/// own program, so none moves. One program rather than two: the kernel
-/// compiles and frees each program a sandbox loads, at a cost of its own.
+/// own architecture check; and after `first`'s architecture check, the
+/// guard of [`numbers_past_the_table`]. Every jump in either is forward and
+/// within its own program, and none crosses the inserted guard, so none
+/// moves. One program rather than two: the kernel compiles and frees each
+/// program a sandbox loads, at a cost of its own.
 fn splice(first: BpfProgram, second: BpfProgram) -> BpfProgram {
-    let mut program = first;
+    let mut program: BpfProgram = first.iter().take(ARCH_CHECK).cloned().collect();
+    program.extend(numbers_past_the_table());
+    program.extend(first.into_iter().skip(ARCH_CHECK));
     program.pop();
     program.extend(second.into_iter().skip(ARCH_CHECK));
     program
+}
+
+/// The first instruction of the system call number's bit that no native
+/// call has (`__X32_SYSCALL_BIT` on x86_64): from there up, calls are
+/// answered `ENOSYS`.
+const NATIVE_NUMBERS_END: u32 = 0x4000_0000;
+
+/// Three instructions, right after the architecture's check (whose "same
+/// architecture" jump lands on the first): a call numbered past every
+/// native call, an x32 call on x86_64 among them, is answered `ENOSYS`, as
+/// a kernel without x32 answers it (as a call through another ABI ends
+/// the process): the rules are written for the native numbers alone.
+fn numbers_past_the_table() -> [seccompiler::sock_filter; 3] {
+    const LOAD_WORD: u16 = 0x20; // BPF_LD | BPF_W | BPF_ABS
+    const JUMP_IF_AT_LEAST: u16 = 0x35; // BPF_JMP | BPF_JGE | BPF_K
+    const RETURN: u16 = 0x06; // BPF_RET | BPF_K
+    let errno_nosys = libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32;
+    [
+        seccompiler::sock_filter {
+            code: LOAD_WORD,
+            jt: 0,
+            jf: 0,
+            k: 0, // offset of `nr` in `struct seccomp_data`
+        },
+        seccompiler::sock_filter {
+            code: JUMP_IF_AT_LEAST,
+            jt: 0,
+            jf: 1,
+            k: NATIVE_NUMBERS_END,
+        },
+        seccompiler::sock_filter {
+            code: RETURN,
+            jt: 0,
+            jf: 0,
+            k: errno_nosys,
+        },
+    ]
 }
 
 /// A program answering `errno` to every call `rules` match, and letting
@@ -114,35 +160,10 @@ fn encode(program: &BpfProgram) -> Vec<u8> {
         .collect()
 }
 
-/// The x32 ABI's mark on x86_64 system call numbers.
-#[cfg(target_arch = "x86_64")]
-const X32: i64 = 0x4000_0000;
-
-/// The x32 numbers of the filtered calls whose structures differ from
-/// x86_64's, so that x32 has a number of its own for them
-/// (`asm/unistd_x32.h`); every other filtered call is its x86_64 number
-/// with [`X32`] set.
-#[cfg(target_arch = "x86_64")]
-const X32_OWN: [(libc::c_long, i64); 2] = [
-    (libc::SYS_ioctl, X32 + 514),
-    (libc::SYS_kexec_load, X32 + 528),
-];
-
-/// The x32 number of x86_64 system call `nr`.
-#[cfg(target_arch = "x86_64")]
-fn x32_number(nr: libc::c_long) -> i64 {
-    X32_OWN
-        .iter()
-        .find(|(native, _)| *native == nr)
-        .map_or(nr | X32, |(_, own)| *own)
-}
-
-/// Adds `rules` for system call `nr`, and for its x32 number on x86_64.
+/// Adds `rules` for system call `nr`.
 // `c_long` is `i64` where the filter is built, `i32` on 32-bit targets.
 #[allow(clippy::useless_conversion)]
 fn add(rules: &mut BTreeMap<i64, Vec<SeccompRule>>, nr: libc::c_long, chain: Vec<SeccompRule>) {
-    #[cfg(target_arch = "x86_64")]
-    rules.insert(x32_number(nr), chain.clone());
     rules.insert(i64::from(nr), chain);
 }
 

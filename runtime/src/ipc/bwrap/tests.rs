@@ -243,26 +243,48 @@ fn the_bwrap_program_is_found_on_the_hosts_path_not_the_sandboxes() {
 }
 
 #[test]
-fn a_command_hands_its_child_the_filter_as_descriptor_8_without_a_shell() {
+fn a_command_hands_bwrap_the_filter_by_its_descriptor_without_a_shell() {
     use std::os::unix::fs::PermissionsExt;
     let Ok(program) = seccomp::program() else {
         return; // no filter for this architecture
     };
-    // A stand-in for bwrap that shows what it was handed on 8.
+    // A stand-in for bwrap that shows what it was handed as the filter.
     let dir = tempfile::tempdir().unwrap();
-    let shows = dir.path().join("shows-8");
-    std::fs::write(&shows, "#!/bin/sh\ncat <&8\n").unwrap();
+    let shows = dir.path().join("shows-the-filter");
+    let script = "#!/bin/sh\nwhile [ $# -gt 0 ]; do\n  \
+                  if [ \"$1\" = --add-seccomp-fd ]; then exec cat <&\"$2\"; fi\n  shift\ndone\n\
+                  exit 9\n";
+    std::fs::write(&shows, script).unwrap();
     std::fs::set_permissions(&shows, std::fs::Permissions::from_mode(0o755)).unwrap();
     let mut command = Bwrap::new(&env())
         .program(&shows)
         .command("true", [] as [&str; 0])
         .unwrap();
     assert_eq!(command.get_program(), shows.as_os_str());
-    let out = command.output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(out.stdout, program);
+    // Twice: each run reads the filter from its start.
+    for _ in 0..2 {
+        let out = command.output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(out.stdout, program);
+    }
+    // A bwrap gone by the time the command runs is an error of the spawn
+    // (never a child that starts and aborts).
+    std::fs::remove_file(&shows).unwrap();
+    let error = command.spawn().unwrap_err();
+    assert_eq!(error.kind(), std::io::ErrorKind::NotFound, "{error}");
+}
+
+#[test]
+fn bwrap_named_without_a_path_is_found_on_this_processs_path() {
+    let prefix = Bwrap::new(&env())
+        .program("true")
+        .seccomp(false)
+        .prefix()
+        .unwrap();
+    let found = std::path::Path::new(&prefix[0]);
+    assert!(found.is_absolute() && found.ends_with("true"), "{found:?}");
 }

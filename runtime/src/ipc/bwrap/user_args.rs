@@ -85,16 +85,21 @@ impl fmt::Display for BwrapError {
             }
             BwrapError::Undoes { option, why } => write!(
                 f,
-                "the bubblewrap option `{option}` is refused: {why}; the sandbox profile \
-                 must hold"
+                "`{option}`, among the bubblewrap arguments given to `Bwrap`, is refused: {why}"
             ),
-            BwrapError::NotInstalled { program } => write!(
-                f,
-                "`{}` is not an executable on this process's PATH: install bubblewrap \
-                 (Debian and Ubuntu: `apt-get install bubblewrap`), or name it with \
-                 `Bwrap::program`",
-                program.display()
-            ),
+            BwrapError::NotInstalled { program } => {
+                let where_ = if program.components().count() > 1 {
+                    "an executable file"
+                } else {
+                    "an executable on this process's PATH"
+                };
+                write!(
+                    f,
+                    "`{}` is not {where_}: install bubblewrap (Debian and Ubuntu: `apt-get \
+                     install bubblewrap`), or name it with `Bwrap::program`",
+                    program.display()
+                )
+            }
             BwrapError::NoTokenFile => f.write_str(
                 "this SandboxEnv has no token file, and a sandbox started from an argv can only \
                  read its token from one (an argv is readable by every user of the host); use \
@@ -174,7 +179,7 @@ pub(super) fn check(
     env: &SandboxEnv,
     filter_dir: Option<&Path>,
 ) -> Result<(), BwrapError> {
-    let options = options(args);
+    let options = options(args)?;
     if let Some((option, why)) = options.iter().find_map(|(name, _)| undoes(name)) {
         return Err(BwrapError::Undoes {
             option: option.to_owned(),
@@ -199,6 +204,31 @@ pub(super) fn check(
     Ok(())
 }
 
+/// The binds in `args` (checked by [`check`] first) as (host path with its
+/// links resolved, place in the sandbox); and the overlays' lower
+/// directories, which no cover can reach, as (host path, none).
+pub(super) fn bind_places(args: &[OsString]) -> Vec<(PathBuf, Option<PathBuf>)> {
+    let Ok(options) = options(args) else {
+        return Vec::new();
+    };
+    let mut places = Vec::new();
+    for (name, operands) in options {
+        let source = operands.first().map(Path::new);
+        let source = source.and_then(|source| spellings(source).pop());
+        match (name, source, operands.get(1)) {
+            (
+                "--bind" | "--bind-try" | "--dev-bind" | "--dev-bind-try" | "--ro-bind"
+                | "--ro-bind-try",
+                Some(source),
+                Some(dest),
+            ) => places.push((source, Some(PathBuf::from(dest)))),
+            ("--overlay-src", Some(source), _) => places.push((source, None)),
+            _ => {}
+        }
+    }
+    places
+}
+
 /// The options that would undo the profile, and why.
 fn undoes(option: &str) -> Option<(&str, &'static str)> {
     let why = match option {
@@ -206,10 +236,13 @@ fn undoes(option: &str) -> Option<(&str, &'static str)> {
         "--userns" | "--userns2" | "--pidns" => {
             "it joins an existing namespace instead of the sandbox's own"
         }
-        "--args" | "--bind-fd" | "--ro-bind-fd" => {
-            "it takes arguments or a bind from a file descriptor, which the profile cannot check"
+        "--args" | "--bind-fd" | "--ro-bind-fd" | "--file" | "--bind-data" | "--ro-bind-data"
+        | "--add-seccomp-fd" | "--sync-fd" | "--block-fd" | "--userns-block-fd" | "--info-fd"
+        | "--json-status-fd" => {
+            "it takes a file descriptor, and gangway hands bubblewrap none of the host's (they \
+             are closed on exec); bind a file instead"
         }
-        "--seccomp" => "it replaces the profile's seccomp filter (add one with --add-seccomp-fd)",
+        "--seccomp" => "it replaces the profile's seccomp filter",
         "--" => {
             "it ends bubblewrap's options, turning gangway's own binds into the program's arguments"
         }
@@ -225,7 +258,7 @@ fn overlap(a: &Path, b: &Path) -> bool {
 
 /// The ways `path` may be named: made absolute as written, and with its
 /// links resolved where it exists (a link's own directory and its
-/// target's are both places a bind must keep off).
+/// target's are both places a bind must keep off); the resolved one last.
 fn spellings(path: &Path) -> Vec<PathBuf> {
     let mut names: Vec<PathBuf> = absolute(path).into_iter().collect();
     if let Ok(resolved) = std::fs::canonicalize(path)
@@ -237,33 +270,58 @@ fn spellings(path: &Path) -> Vec<PathBuf> {
 }
 
 /// `args` as bubblewrap reads them: each option with its own arguments.
-/// A word that is not UTF-8 is read as an option of its own taking none.
-fn options(args: &[OsString]) -> Vec<(&str, &[OsString])> {
+/// A word where an option belongs that is not one (bubblewrap would run
+/// it as the program, gangway's binds becoming its arguments), and an
+/// option short of its arguments (it would take gangway's as them), are
+/// refused.
+fn options(args: &[OsString]) -> Result<Vec<(&str, &[OsString])>, BwrapError> {
     let mut options = Vec::new();
     let mut index = 0;
     while index < args.len() {
-        let name = args[index].to_str().unwrap_or("");
-        let end = (index + 1 + arity(name)).min(args.len());
+        let word = &args[index];
+        let name = match word.to_str() {
+            Some(name) if name.starts_with("--") => name,
+            _ => {
+                return Err(BwrapError::Undoes {
+                    option: word.to_string_lossy().into_owned(),
+                    why: "it is not a bubblewrap option: bubblewrap would run it as the program, \
+                          and gangway's own binds would become its arguments (the program goes \
+                          to `Bwrap::command`, or after the prefix)",
+                });
+            }
+        };
+        let end = index + 1 + arity(name);
+        if end > args.len() {
+            return Err(BwrapError::Undoes {
+                option: name.to_owned(),
+                why: "it lacks its arguments, and would take gangway's own options as them",
+            });
+        }
         options.push((name, &args[index + 1..end]));
         index = end;
     }
-    options
+    Ok(options)
 }
 
 /// The host paths the options bind and whether each is read-write.
 fn binds<'a>(options: &[(&str, &'a [OsString])]) -> Vec<(&'a OsStr, bool)> {
     let mut found = Vec::new();
     for (name, operands) in options {
+        let sources: &[OsString] = match *name {
+            // The upper and work directories take the sandbox's writes.
+            "--overlay" => &operands[..operands.len().min(2)],
+            _ => &operands[..operands.len().min(1)],
+        };
         let read_write = match *name {
-            "--bind" | "--bind-try" | "--dev-bind" | "--dev-bind-try" => true,
+            "--bind" | "--bind-try" | "--dev-bind" | "--dev-bind-try" | "--overlay" => true,
             "--ro-bind" | "--ro-bind-try" | "--overlay-src" => false,
-            // The upper directory takes the sandbox's writes.
-            "--overlay" => true,
             _ => continue,
         };
-        if let Some(source) = operands.first() {
-            found.push((source.as_os_str(), read_write));
-        }
+        found.extend(
+            sources
+                .iter()
+                .map(|source| (source.as_os_str(), read_write)),
+        );
     }
     found
 }
@@ -426,7 +484,7 @@ mod tests {
             &["--args", "3"],
             &["--bind-fd", "3", "/x"],
             &["--seccomp", "3"],
-            &["--setenv", "A", "b", "--", "sh"],
+            &["--setenv", "A", "b", "--"],
         ] {
             let words: Vec<OsString> = words.iter().map(OsString::from).collect();
             let refusal = check(&words, &env, None).unwrap_err();
@@ -448,6 +506,30 @@ mod tests {
             OsString::from("ALL"),
         ];
         assert!(check(&hidden, &env, None).is_err());
+        // A plain word would be the program, gangway's binds its arguments;
+        // an option short of its arguments would take gangway's.
+        for words in [
+            &["/bin/sh"][..],
+            &["--ro-bind", "/a", "/a", "x"],
+            &["--setenv", "X"],
+        ] {
+            let words: Vec<OsString> = words.iter().map(OsString::from).collect();
+            assert!(
+                matches!(check(&words, &env, None), Err(BwrapError::Undoes { .. })),
+                "{words:?}"
+            );
+        }
+        // Descriptors: bubblewrap is handed none.
+        for words in [
+            &["--add-seccomp-fd", "3"][..],
+            &["--file", "3", "/x"],
+            &["--info-fd", "3"],
+            &["--ro-bind-data", "3", "/x"],
+        ] {
+            let words: Vec<OsString> = words.iter().map(OsString::from).collect();
+            let refusal = check(&words, &env, None).unwrap_err();
+            assert!(refusal.to_string().contains("file descriptor"), "{refusal}");
+        }
     }
 
     #[test]
