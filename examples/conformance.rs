@@ -84,8 +84,11 @@ async fn main() -> std::io::Result<()> {
         gangway::mcp::MCP_PATH
     );
     eprintln!("conformance example: serving MCP on {url}");
+    // The conformance suite sends no bearer token; this server exists for
+    // it alone, on loopback, for the length of a test run.
     gangway::mcp::McpServer::new(router())
         .with_server_info("gangway-conformance", env!("CARGO_PKG_VERSION"))
+        .allow_unauthenticated()
         .serve_http_on(listener)
         .await
 }

@@ -3,9 +3,10 @@
 //!
 //! Run with `cargo run --example mcp` (as an MCP client starts it) from
 //! an MCP client (its configuration is in the README: `{"command":
-//! "<path>/mcp"}`), or `cargo run --example mcp -- --http 127.0.0.1:8080`
-//! and point the client at the URL it prints (`{"url":
-//! "http://127.0.0.1:8080/mcp"}`; port 0 picks a free one). Besides
+//! "<path>/mcp"}`), or `MCP_TOKEN=<secret> cargo run --example mcp --
+//! --http 127.0.0.1:8080` and point the client at the URL it prints, with
+//! the token (`{"url": "http://127.0.0.1:8080/mcp", "headers":
+//! {"Authorization": "Bearer <secret>"}}`; port 0 picks a free one). Besides
 //! `greet` and `count_words`, it serves `fail` (a handler error the model
 //! reads), `countdown` (progress, and cancellation it honours) and `stats`
 //! (a typed result: an output schema and structured content), so every
@@ -22,6 +23,15 @@ async fn main() -> std::io::Result<()> {
     match args.as_slice() {
         [] => server.serve_stdio().await,
         [flag, address] if flag == "--http" => {
+            // Every request must carry it: any process on this machine
+            // could call every command otherwise.
+            let token = std::env::var("MCP_TOKEN").map_err(|_| {
+                std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    "set MCP_TOKEN to the bearer token clients send \
+                     (`Authorization: Bearer <token>`)",
+                )
+            })?;
             let listener = tokio::net::TcpListener::bind(address).await?;
             // The bound address, for a client (and for port 0).
             let url = format!(
@@ -30,7 +40,7 @@ async fn main() -> std::io::Result<()> {
                 gangway::mcp::MCP_PATH
             );
             eprintln!("mcp example: serving MCP on {url}");
-            server.serve_http_on(listener).await
+            server.bearer_token(token).serve_http_on(listener).await
         }
         _ => Err(std::io::Error::new(
             std::io::ErrorKind::InvalidInput,

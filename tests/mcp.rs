@@ -148,6 +148,19 @@ async fn a_call_past_its_timeout_is_an_error_result_and_its_output_is_capped() {
     assert!(ended.is_ok(), "{ended:?}");
 }
 
+/// The bearer token the HTTP example is started with.
+const EXAMPLE_TOKEN: &str = "example-token-0123456789";
+
+/// The arguments that point a peer at the HTTP example, token and all.
+fn http_args(server: &HttpExample) -> [std::ffi::OsString; 4] {
+    [
+        "--url".into(),
+        (&server.url).into(),
+        "--token".into(),
+        EXAMPLE_TOKEN.into(),
+    ]
+}
+
 /// `examples/mcp.rs --http 127.0.0.1:0` running, with the URL it printed
 /// and what it writes on stderr gathered; killed when dropped.
 struct HttpExample {
@@ -161,6 +174,7 @@ impl HttpExample {
         use std::io::BufRead;
         let mut child = std::process::Command::new(example_server())
             .args(["--http", "127.0.0.1:0"])
+            .env("MCP_TOKEN", EXAMPLE_TOKEN)
             .stdin(std::process::Stdio::null())
             .stderr(std::process::Stdio::piped())
             .spawn()
@@ -211,7 +225,7 @@ impl Drop for HttpExample {
 fn the_python_sdk_drives_the_example_over_streamable_http() {
     let server = HttpExample::start();
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers/mcp_client.py");
-    let (seen, _) = expected::drive("python3", script, &["--url".into(), (&server.url).into()]);
+    let (seen, _) = expected::drive("python3", script, &http_args(&server));
     expected::check(
         &seen,
         "gangway-example",
@@ -229,7 +243,7 @@ fn the_typescript_sdk_drives_the_example_over_streamable_http() {
         env!("CARGO_MANIFEST_DIR"),
         "/tests/peers/node/mcp_client.mjs"
     );
-    let (seen, _) = expected::drive("node", script, &["--url".into(), (&server.url).into()]);
+    let (seen, _) = expected::drive("node", script, &http_args(&server));
     expected::check(
         &seen,
         "gangway-example",
@@ -247,7 +261,7 @@ fn closing_an_http_session_cancels_its_calls_at_once() {
         env!("CARGO_MANIFEST_DIR"),
         "/tests/peers/node/mcp_session_close.mjs"
     );
-    let (seen, _) = expected::drive("node", script, &[(&server.url).into()]);
+    let (seen, _) = expected::drive("node", script, &http_args(&server));
     assert_eq!(seen["terminated"], true);
     let stderr = server.stderr_once("countdown: cancelled after");
     let steps: u64 = stderr

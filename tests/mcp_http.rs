@@ -1,7 +1,8 @@
 //! `McpServer::serve_http`'s gate: a bearer token the client must send
-//! (401 without it, the Python SDK served with it), the one path it answers
-//! on, a browser origin other than loopback refused, and a non-loopback
-//! address (or a blank token) refused unless allowed.
+//! (401 without it, the Python SDK served with it; no token, no start,
+//! unless loopback is opted into), the one path it answers on, a browser
+//! origin other than loopback refused, and a non-loopback address (or a
+//! blank token) refused unless allowed.
 
 #[path = "peers/mcp_expected.rs"]
 mod expected;
@@ -87,9 +88,63 @@ fn a_request_without_the_bearer_token_is_unauthorized() {
     assert!(answer.contains("it is at /mcp"), "{answer}");
     // Served remotely too: a browser page from elsewhere could reach it on
     // loopback through DNS rebinding.
-    let (_remote_runtime, remote) = serve(example_commands().allow_remote(true));
-    let answer = post(remote, "/mcp", "Origin: http://evil.example\r\n");
+    let (_remote_runtime, remote) =
+        serve(example_commands().allow_remote(true).bearer_token("s3cret"));
+    let answer = post(
+        remote,
+        "/mcp",
+        "Authorization: Bearer s3cret\r\nOrigin: http://evil.example\r\n",
+    );
     assert!(answer.starts_with("HTTP/1.1 403"), "{answer}");
+}
+
+#[tokio::test]
+async fn without_a_bearer_token_serving_refuses_to_start_unless_loopback_is_opted_into() {
+    let start = |server: McpServer| async move {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        tokio::time::timeout(
+            std::time::Duration::from_secs(5),
+            server.serve_http_on(listener),
+        )
+        .await
+        .expect("refused at once, not served")
+    };
+    let refused = start(example_commands()).await.unwrap_err();
+    assert_eq!(refused.kind(), std::io::ErrorKind::InvalidInput);
+    let message = refused.to_string();
+    assert!(
+        message.contains(".bearer_token(..)") && message.contains(".allow_unauthenticated()"),
+        "{message}"
+    );
+    // Beyond this machine there is no opting out.
+    let remote = start(
+        example_commands()
+            .allow_remote(true)
+            .allow_unauthenticated(),
+    )
+    .await
+    .unwrap_err();
+    let message = remote.to_string();
+    assert!(
+        message.contains(".bearer_token(..)") && !message.contains("allow_unauthenticated"),
+        "{message}"
+    );
+    // Opted into on loopback: a request is answered.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let serving = tokio::spawn(
+        example_commands()
+            .allow_unauthenticated()
+            .serve_http_on(listener),
+    );
+    let answer = tokio::task::spawn_blocking(move || post(address, "/mcp", ""))
+        .await
+        .unwrap();
+    serving.abort();
+    assert!(
+        !answer.starts_with("HTTP/1.1 401") && !answer.starts_with("HTTP/1.1 403"),
+        "{answer}"
+    );
 }
 
 #[test]
@@ -119,6 +174,7 @@ fn the_python_sdk_with_the_bearer_token_is_served() {
 #[tokio::test]
 async fn a_non_loopback_address_is_refused_unless_allowed() {
     let refused = example_commands()
+        .bearer_token("s3cret")
         .serve_http("0.0.0.0:0")
         .await
         .expect_err("0.0.0.0 is refused");
@@ -129,6 +185,7 @@ async fn a_non_loopback_address_is_refused_unless_allowed() {
     // A listener bound by the caller is checked the same way.
     let listener = tokio::net::TcpListener::bind("0.0.0.0:0").await.unwrap();
     let refused = example_commands()
+        .bearer_token("s3cret")
         .serve_http_on(listener)
         .await
         .expect_err("a listener on 0.0.0.0 is refused");
@@ -151,14 +208,25 @@ async fn a_non_loopback_address_is_refused_unless_allowed() {
         .expect_err("a token a header cannot carry is refused");
     assert_eq!(unsendable.kind(), std::io::ErrorKind::InvalidInput);
     assert!(unsendable.to_string().contains("trim it"), "{unsendable}");
-    // Allowed, it serves (until dropped).
-    let serving = example_commands()
-        .allow_remote(true)
-        .serve_http("0.0.0.0:0");
-    assert!(
-        tokio::time::timeout(std::time::Duration::from_millis(300), serving)
-            .await
-            .is_err(),
-        "serving 0.0.0.0 once allowed"
+    // Allowed, with a token, it serves: a request is answered.
+    let listener = tokio::net::TcpListener::bind("0.0.0.0:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let serving = tokio::spawn(
+        example_commands()
+            .allow_remote(true)
+            .bearer_token("s3cret")
+            .serve_http_on(listener),
     );
+    let address: SocketAddr = ([127, 0, 0, 1], port).into();
+    let answer = tokio::task::spawn_blocking(move || {
+        post(address, "/mcp", "Authorization: Bearer s3cret\r\n")
+    })
+    .await
+    .unwrap();
+    assert!(answer.starts_with("HTTP/1.1 "), "{answer}");
+    assert!(
+        !answer.starts_with("HTTP/1.1 401") && !answer.starts_with("HTTP/1.1 403"),
+        "{answer}"
+    );
+    serving.abort();
 }

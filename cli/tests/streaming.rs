@@ -359,6 +359,7 @@ fn a_client_meeting_a_newer_host_exits_69_naming_both_versions() {
                 v: protocol::VERSION + 1,
                 max_frame: 1 << 20,
                 cancel_grace_ms: None,
+                idle_ms: None,
             };
             let _ = protocol::write_frame(&mut stream, &protocol::encode(&welcome));
         }

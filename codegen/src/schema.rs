@@ -571,17 +571,29 @@ pub(crate) const HELP_SHORT: char = 'h';
 /// The long flag of help, which no argument may take.
 pub(crate) const HELP_LONG: &str = "help";
 
-/// Whether `name` is a valid command name: `[A-Za-z][A-Za-z0-9_-]*`. A command
-/// name becomes a file name and a shell word, so nothing else is allowed.
+/// The longest a command's name may be, in bytes.
+pub const MAX_COMMAND_NAME: usize = 128;
+
+/// Whether `name` is a valid command name: `[A-Za-z][A-Za-z0-9_-]*`, at
+/// most [`MAX_COMMAND_NAME`] bytes. A command name becomes a file name and
+/// a shell word, so nothing else is allowed.
 pub fn is_valid_command_name(name: &str) -> bool {
     let mut chars = name.chars();
-    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic())
+    name.len() <= MAX_COMMAND_NAME
+        && matches!(chars.next(), Some(c) if c.is_ascii_alphabetic())
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
 }
 
 /// The candidate closest to `input`, if one is close enough to be a likely
-/// typo (Jaro-Winkler similarity of at least 0.7, as clap uses).
+/// typo (Jaro-Winkler similarity of at least 0.7, as clap uses). An input
+/// over four times the longest candidate is no typo of any, and is not
+/// compared (the comparison costs the product of the two lengths).
 pub fn closest<'a>(input: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let candidates: Vec<&'a str> = candidates.into_iter().collect();
+    let longest = candidates.iter().map(|c| c.len()).max().unwrap_or(0);
+    if input.len() > 4 * longest.max(8) {
+        return None;
+    }
     candidates
         .into_iter()
         .map(|candidate| (strsim::jaro_winkler(input, candidate), candidate))
@@ -603,6 +615,8 @@ mod tests {
         assert!(!is_valid_command_name("a b"));
         assert!(!is_valid_command_name("a;rm"));
         assert!(!is_valid_command_name("ünï"));
+        assert!(is_valid_command_name(&"a".repeat(MAX_COMMAND_NAME)));
+        assert!(!is_valid_command_name(&"a".repeat(MAX_COMMAND_NAME + 1)));
     }
 
     #[test]
@@ -611,6 +625,9 @@ mod tests {
         assert_eq!(closest("positonal", names), Some("positional"));
         assert_eq!(closest("stdn", names), Some("stdin"));
         assert_eq!(closest("zzzz", names), None);
+        // Far longer than any candidate: not compared at all.
+        let long = format!("positional{}", "x".repeat(100));
+        assert_eq!(closest(&long, names), None);
     }
 
     #[test]

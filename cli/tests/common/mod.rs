@@ -273,6 +273,10 @@ pub struct Wait {
     #[ipc(state)]
     #[serde(skip)]
     pub revoked: Arc<AtomicU64>,
+    /// Cancellations seen because the caller's scope expired.
+    #[ipc(state)]
+    #[serde(skip)]
+    pub expired: Arc<AtomicU64>,
 }
 
 impl Wait {
@@ -286,6 +290,9 @@ impl Wait {
             }
             Some(gangway::ipc::CancelReason::Revoked) => {
                 self.revoked.fetch_add(1, Ordering::SeqCst);
+            }
+            Some(gangway::ipc::CancelReason::Expired) => {
+                self.expired.fetch_add(1, Ordering::SeqCst);
             }
             _ => {}
         }
@@ -466,6 +473,8 @@ pub struct Tally {
     pub waits_abandoned: Arc<AtomicU64>,
     /// `linger` calls that saw their scope revoked.
     pub waits_revoked: Arc<AtomicU64>,
+    /// `linger` calls that saw their scope expire.
+    pub waits_expired: Arc<AtomicU64>,
     /// What `lines --hold` and `work --hold` wait on.
     pub barrier: streaming::Gate,
     /// `generate` calls that stopped because their output was not read.
@@ -511,6 +520,7 @@ pub fn router(tally: &Tally) -> IpcRouter {
             stubborn: false,
             abandoned: tally.waits_abandoned.clone(),
             revoked: tally.waits_revoked.clone(),
+            expired: tally.waits_expired.clone(),
         })
         .register(Sleep {
             ms: 0,

@@ -3,6 +3,7 @@
 //! scope's): one line per command with its description, or the manifest
 //! as JSON.
 
+use super::say::say;
 use std::fmt::Write as _;
 
 use super::{report_error, write_stdout};
@@ -27,10 +28,10 @@ pub(super) fn run_list(program: &str, words: &[String]) -> i32 {
             );
         }
         _ => {
-            eprintln!(
+            say(format!(
                 "{program} list: unexpected `{}`\nusage: {program} {USAGE}",
                 words.join(" ")
-            );
+            ));
             return exit::USAGE;
         }
     };
@@ -43,12 +44,13 @@ pub(super) fn run_list(program: &str, words: &[String]) -> i32 {
         return match serde_json::to_string_pretty(&manifest) {
             Ok(text) => write_stdout(format!("{text}\n").as_bytes()),
             Err(error) => {
-                eprintln!("{program} list: {error}");
+                say(format!("{program} list: {error}"));
                 exit::FAILURE
             }
         };
     }
-    write_stdout(table(&manifest).as_bytes())
+    // The host's descriptions, for a person: shown safely.
+    write_stdout(super::say::shown(&table(&manifest)).as_bytes())
 }
 
 /// One line per command: its name, padded, and the first line of its

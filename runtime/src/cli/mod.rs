@@ -71,11 +71,13 @@ use crate::ipc::{ArgvOutcome, CallEvent, ClientError, IpcClient, exit};
 mod list;
 mod print;
 mod progress;
+mod say;
 mod signals;
 
 use print::print_response;
 pub use progress::ENV_PROGRESS;
 use progress::ProgressView;
+use say::say;
 use signals::SignalWatch;
 
 /// How long a call runs before the client starts watching for Ctrl-C.
@@ -156,11 +158,11 @@ where
         }
         // The lean client leaves the MCP server out; `gangway` has it.
         Some("mcp") => {
-            eprintln!(
+            say(format!(
                 "{program} mcp: this client program has no MCP server; run the `gangway` \
                  program as `gangway mcp` (place it in the sandbox with \
                  `gangway wrappers --style links --client <path to gangway>`)"
-            );
+            ));
             return exit::USAGE;
         }
         _ => {}
@@ -169,7 +171,7 @@ where
         Ok(Some(call)) => run_call(call),
         Ok(None) => print_help(&program),
         Err(message) => {
-            eprintln!("{program}: {message}\nusage: {program} {USAGE}");
+            say(format!("{program}: {message}\nusage: {program} {USAGE}"));
             exit::USAGE
         }
     }
@@ -336,7 +338,7 @@ pub fn write_stdout(bytes: &[u8]) -> i32 {
         Ok(()) => exit::OK,
         Err(error) if error.kind() == io::ErrorKind::BrokenPipe => exit::OK,
         Err(error) => {
-            eprintln!("gangway: {error}");
+            say(format!("gangway: {error}"));
             exit::FAILURE
         }
     }
@@ -348,12 +350,12 @@ fn run_call(call: Call) -> i32 {
         match arg.into_string() {
             Ok(word) => words.push(word),
             Err(arg) => {
-                eprintln!(
+                say(format!(
                     "{}: argument {} ({}) is not UTF-8 text, which commands cannot take",
                     call.command,
                     index + 1,
                     arg.to_string_lossy()
-                );
+                ));
                 return exit::USAGE;
             }
         }
@@ -378,7 +380,7 @@ fn run_call(call: Call) -> i32 {
         }
         match SignalWatch::start(canceller.clone()) {
             Ok(started) => *watch = Some(started),
-            Err(error) => eprintln!("{command}: cannot watch for signals: {error}"),
+            Err(error) => say(format!("{command}: cannot watch for signals: {error}")),
         }
     });
     // The host decides whether stdin is used (not for help, a usage error,
@@ -430,7 +432,8 @@ fn run_call(call: Call) -> i32 {
         return exit::signal(signal);
     }
     match outcome {
-        Ok(ArgvOutcome::Help(text)) => write_stdout(text.as_bytes()),
+        // Help is the host's text for a person: shown safely, as messages are.
+        Ok(ArgvOutcome::Help(text)) => write_stdout(say::shown(&text).as_bytes()),
         Ok(ArgvOutcome::Response(payload)) => print_response(&call.command, &payload),
         // The reader of our output left (`cmd | head -1`): not a failure;
         // closing the connection tells the host to stop.
@@ -449,14 +452,14 @@ fn stdin_is_piped() -> bool {
 fn report_error(command: &str, error: &ClientError) -> i32 {
     match error.remote() {
         Some(remote) => {
-            eprintln!("{}", remote.message);
+            say(&remote.message);
             if matches!(remote.kind.as_str(), "usage" | "invalid_params") {
-                eprintln!("try `{command} --help` for the arguments it takes");
+                say(format!("try `{command} --help` for the arguments it takes"));
             }
             remote.exit
         }
         None => {
-            eprintln!("{command}: {error}");
+            say(format!("{command}: {error}"));
             error.exit_code()
         }
     }

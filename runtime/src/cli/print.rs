@@ -2,6 +2,7 @@
 //! byte, anything structured as JSON (indented on a terminal, one line on a
 //! pipe, keys in the order the response type writes them).
 
+use super::say::say;
 use std::io::{self, IsTerminal};
 
 use super::write_stdout;
@@ -14,7 +15,9 @@ pub(super) fn print_response(command: &str, payload: &[u8]) -> i32 {
     let value = match rmpv::decode::read_value(&mut &payload[..]) {
         Ok(value) => value,
         Err(error) => {
-            eprintln!("{command}: the response is not MessagePack: {error}");
+            say(format!(
+                "{command}: the response is not MessagePack: {error}"
+            ));
             return exit::UNAVAILABLE;
         }
     };
@@ -25,7 +28,9 @@ pub(super) fn print_response(command: &str, payload: &[u8]) -> i32 {
         other => match json_text(&other, io::stdout().is_terminal()) {
             Ok(text) => write_stdout(&text),
             Err(error) => {
-                eprintln!("{command}: the response cannot be shown as JSON: {error}");
+                say(format!(
+                    "{command}: the response cannot be shown as JSON: {error}"
+                ));
                 exit::UNAVAILABLE
             }
         },

@@ -43,6 +43,20 @@ pub enum AuditOutcome {
 }
 
 impl AuditOutcome {
+    /// How a call answered with an error of `kind` ended.
+    pub(crate) fn of_error(kind: &crate::ipc::ErrorKind) -> AuditOutcome {
+        use crate::ipc::ErrorKind;
+        match kind {
+            ErrorKind::Handler | ErrorKind::Panicked => AuditOutcome::HandlerError,
+            ErrorKind::Usage | ErrorKind::InvalidParams => AuditOutcome::Usage,
+            ErrorKind::Denied => AuditOutcome::Denied,
+            ErrorKind::Cancelled => AuditOutcome::Cancelled,
+            ErrorKind::Timeout => AuditOutcome::Timeout,
+            ErrorKind::UnknownMethod => AuditOutcome::UnknownCommand,
+            _ => AuditOutcome::Error,
+        }
+    }
+
     /// The name in a record.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -68,7 +82,11 @@ impl AuditOutcome {
 /// (`"allow"`, `"deny"`, or `null` when no decision was reached, as for a
 /// usage error), `reason` (a denial's), `outcome`, `exit` (the code the caller
 /// exits with; `null` when no answer was sent), `duration_ms`, `bytes_in`,
-/// `bytes_out`. Tokens never appear.
+/// `bytes_out`. Tokens never appear. Every record reaches its sink with its
+/// strings capped (what is kept, `…`, and the original length: `command` at
+/// 256 bytes, `reason` at 512, each string of `args` at 200, each list or
+/// map of `args` at 32 items, `args` as a whole at 2 KiB of JSON, past
+/// which only its size is written), so one record stays under 4 KiB.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct AuditRecord {
@@ -180,25 +198,24 @@ impl std::fmt::Debug for AuditLog {
 impl AuditLog {
     /// Appends one JSON object per line to `path`, creating it with mode
     /// 0600 (only its owner may read what sandboxes asked for). An existing
-    /// file is appended to, never truncated.
+    /// file is appended to, never truncated, and made 0600 if it was not.
+    /// The path must name a regular file this user owns (or none): a
+    /// symbolic link is not followed (someone who could place one would
+    /// choose where the records go, or which file they grow), and a
+    /// device, a FIFO or another user's file is refused.
     ///
     /// # Errors
     ///
-    /// The error of opening the file, naming it.
+    /// The error of opening the file, naming it; `InvalidInput` for a
+    /// link, a file that is not regular, or one another user owns.
     pub fn jsonl(path: impl AsRef<Path>) -> io::Result<AuditLog> {
-        use std::os::unix::fs::OpenOptionsExt;
         let path = path.as_ref();
-        let file = OpenOptions::new()
-            .append(true)
-            .create(true)
-            .mode(0o600)
-            .open(path)
-            .map_err(|error| {
-                io::Error::new(
-                    error.kind(),
-                    format!("cannot open the audit log {}: {error}", path.display()),
-                )
-            })?;
+        let file = open_private_append(path).map_err(|error| {
+            io::Error::new(
+                error.kind(),
+                format!("cannot open the audit log {}: {error}", path.display()),
+            )
+        })?;
         Ok(AuditLog {
             to: Destination::Jsonl(BufWriter::with_capacity(64 * 1024, file)),
         })
@@ -256,6 +273,55 @@ impl AuditSink for AuditLog {
             Destination::Tracing => Ok(()),
         }
     }
+}
+
+/// Opens `path` for appending, creating it 0600: never through a link, only
+/// a regular file of this user's, made 0600 if it was not.
+fn open_private_append(path: &Path) -> io::Result<File> {
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+    let file = OpenOptions::new()
+        .append(true)
+        .create(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|error| match error.raw_os_error() {
+            Some(libc::ELOOP) => io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "it is a symbolic link, which an audit log is never opened through; name the \
+                 file itself",
+            ),
+            // A directory; a FIFO without a reader.
+            Some(libc::EISDIR | libc::ENXIO) => not_regular(),
+            _ => error,
+        })?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(not_regular());
+    }
+    // SAFETY: `geteuid` cannot fail.
+    let uid = unsafe { libc::geteuid() };
+    if meta.uid() != uid {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "it is owned by uid {}, not this process's user (uid {uid}); give the host a file \
+                 of its own",
+                meta.uid()
+            ),
+        ));
+    }
+    if meta.permissions().mode() & 0o777 != 0o600 {
+        file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    }
+    Ok(file)
+}
+
+fn not_regular() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        "it is not a regular file; name a file (it is created if missing)",
+    )
 }
 
 #[cfg(test)]

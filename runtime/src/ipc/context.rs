@@ -79,6 +79,9 @@ pub enum CancelReason {
     /// The host revoked the sandbox's scope
     /// ([`IpcServer::revoke`](crate::ipc::IpcServer::revoke)).
     Revoked,
+    /// The sandbox's scope expired
+    /// ([`Scope::expires_in`](crate::ipc::Scope::expires_in)).
+    Expired,
 }
 
 impl fmt::Display for CancelReason {
@@ -89,6 +92,7 @@ impl fmt::Display for CancelReason {
             CancelReason::TimedOut => "the call timed out",
             CancelReason::Shutdown => "the server is shutting down",
             CancelReason::Revoked => "the sandbox's access was revoked",
+            CancelReason::Expired => "the sandbox's access expired",
         })
     }
 }
@@ -191,16 +195,17 @@ impl CallContext {
     }
 
     /// A fresh context for one call served without a socket: its output
-    /// and progress go to `sink`.
+    /// and progress go to `sink`; `admission`, when there is one, asks the
+    /// guard and keeps what the audit record needs.
     #[cfg(feature = "mcp")]
-    pub(crate) fn for_sink(sink: Arc<dyn CallSink>) -> Self {
+    pub(crate) fn for_sink(sink: Arc<dyn CallSink>, admission: Option<Arc<Admission>>) -> Self {
         CallContext {
             shared: Some(Arc::new(Shared {
                 token: tokio_util::sync::CancellationToken::new(),
                 reason: Mutex::new(None),
                 io: None,
                 input: Mutex::new(None),
-                admission: None,
+                admission,
                 sink: Some(sink),
             })),
         }

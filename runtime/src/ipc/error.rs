@@ -16,6 +16,14 @@ pub enum IpcError {
         /// The closest registered name, if one is close.
         suggestion: Option<String>,
     },
+    /// The name called cannot be a command's (over 128 bytes, or of other
+    /// characters than letters, digits, `-` and `_`): refused before any
+    /// look-up.
+    InvalidName {
+        /// The name called, cut to its first 64 bytes when longer (with its
+        /// length noted).
+        method: String,
+    },
     /// Shell words that do not fit the command's schema (from
     /// [`dispatch_argv`](crate::ipc::IpcRouter::dispatch_argv)).
     Usage {
@@ -77,7 +85,9 @@ impl IpcError {
     /// used on the wire.
     pub fn kind(&self) -> ErrorKind {
         match self {
-            IpcError::UnknownMethod { .. } => ErrorKind::UnknownMethod,
+            IpcError::UnknownMethod { .. } | IpcError::InvalidName { .. } => {
+                ErrorKind::UnknownMethod
+            }
             IpcError::Usage { .. } => ErrorKind::Usage,
             IpcError::InvalidParams { .. } => ErrorKind::InvalidParams,
             IpcError::Handler { .. } => ErrorKind::Handler,
@@ -98,6 +108,7 @@ impl IpcError {
     pub fn exit_code(&self) -> i32 {
         match self {
             IpcError::UnknownMethod { .. }
+            | IpcError::InvalidName { .. }
             | IpcError::Usage { .. }
             | IpcError::InvalidParams { .. } => exit::USAGE,
             IpcError::Handler { .. } | IpcError::Panicked { .. } => exit::FAILURE,
@@ -111,6 +122,7 @@ impl IpcError {
     pub fn method(&self) -> &str {
         match self {
             IpcError::UnknownMethod { method, .. }
+            | IpcError::InvalidName { method }
             | IpcError::Usage { method, .. }
             | IpcError::InvalidParams { method, .. }
             | IpcError::Handler { method, .. }
@@ -138,6 +150,11 @@ impl fmt::Display for IpcError {
                 method,
                 suggestion: None,
             } => write!(f, "unknown command `{method}`"),
+            IpcError::InvalidName { method } => write!(
+                f,
+                "`{method}` cannot be a command's name: a name is 1 to 128 letters, digits, `-` \
+                 and `_`, beginning with a letter; see `gangway list` for the commands here"
+            ),
             IpcError::Usage { method, error } => write!(f, "{method}: {error}"),
             IpcError::InvalidParams { method, message } => write!(f, "{method}: {message}"),
             IpcError::Handler {
@@ -166,7 +183,7 @@ pub enum RegisterError {
         /// The name.
         name: String,
     },
-    /// The name is not `[A-Za-z][A-Za-z0-9_-]*`.
+    /// The name is not `[A-Za-z][A-Za-z0-9_-]*` of at most 128 bytes.
     InvalidName {
         /// The name.
         name: String,
@@ -192,7 +209,7 @@ impl fmt::Display for RegisterError {
             RegisterError::InvalidName { name } => write!(
                 f,
                 "invalid command name `{name}`: it becomes a file name and a shell word, so it must \
-                 match `[A-Za-z][A-Za-z0-9_-]*`"
+                 match `[A-Za-z][A-Za-z0-9_-]*` and be at most 128 bytes"
             ),
             RegisterError::OutputSchema { name, reason } => {
                 write!(f, "command `{name}`: {reason}")

@@ -52,6 +52,8 @@ mod argv;
 #[cfg(feature = "ipc")]
 mod audit;
 #[cfg(feature = "ipc")]
+mod audit_caps;
+#[cfg(feature = "ipc")]
 mod bwrap;
 #[cfg(any(feature = "ipc", feature = "client"))]
 mod client;
@@ -102,6 +104,8 @@ pub use env::{
     CommandEnv, ENV_BIN, ENV_ENDPOINT, ENV_TOKEN, ENV_TOKEN_FILE, SandboxEnv, locate_client_bin,
 };
 pub use error::{IpcError, RegisterError};
+#[cfg(feature = "mcp")]
+pub(crate) use guard::Admission;
 #[cfg(feature = "ipc")]
 #[cfg_attr(docsrs, doc(cfg(feature = "ipc")))]
 pub use guard::{CallGuard, CallInfo, Decision, PeerCredentials, REDACTED};
@@ -110,7 +114,7 @@ pub use kind::ErrorKind;
 pub use router::{CommandInfo, IpcRouter, TryRegisterError};
 pub use scope::{Scope, ScopeError};
 #[cfg(feature = "mcp")]
-pub(crate) use server::human;
+pub(crate) use server::{Auditor, human};
 #[cfg(feature = "ipc")]
 #[cfg_attr(docsrs, doc(cfg(feature = "ipc")))]
 pub use server::{IpcServer, IpcServerBuilder, ShutdownReport};

@@ -98,6 +98,12 @@ pub struct Welcome {
     /// the answer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cancel_grace_ms: Option<u64>,
+    /// How long the host lets the connection sit with no call running and
+    /// nothing received before it closes it, in milliseconds: a client
+    /// that keeps a connection across quiet spells sends something (a
+    /// `list`) within it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_ms: Option<u64>,
 }
 
 /// What an optional field holds when it is left out of a frame.

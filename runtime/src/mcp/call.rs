@@ -5,86 +5,41 @@
 //! `isError`).
 
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use rmcp::RoleServer;
 use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock};
 use rmcp::service::RequestContext;
 
 use super::Handler;
+use super::authority::Ended;
 use super::progress::ProgressRelay;
 use crate::ipc::protocol::OutputStream;
-use crate::ipc::{CallContext, CallSink, CancelReason, IpcError, IpcRouter, human};
+use crate::ipc::{
+    AuditOutcome, CallContext, CallSink, CancelReason, IpcError, IpcRouter, exit, human,
+};
 use crate::sync::LockUnpoisoned;
 use crate::tool::OutputSchema;
 
-/// Runs one tool call to its result.
+/// Runs one tool call to its result: decided by the server's guard and
+/// recorded in its audit log, when it has them.
 pub(super) async fn call(
     session: &Handler,
     router: &Arc<IpcRouter>,
     request: CallToolRequestParams,
     context: RequestContext<RoleServer>,
 ) -> CallToolResult {
-    let server = &session.server;
+    let started = Instant::now();
     let name = request.name.to_string();
     let args = serde_json::Value::Object(request.arguments.unwrap_or_default());
+    let bytes_in = serde_json::to_vec(&args).map_or(0, |json| json.len() as u64);
     let sink = Arc::new(McpSink {
         output: Mutex::new(Some(Vec::new())),
         progress: Mutex::new(ProgressRelay::for_request(&context)),
     });
-    let call_context = CallContext::for_sink(sink.clone());
-    let limit = router
-        .command(&name)
-        .and_then(|info| info.timeout)
-        .or(server.call_timeout);
-    // In a block of its own, so the handler's future is dropped (and what it
-    // holds released) before the result is sent.
-    let outcome = {
-        let router = router.clone();
-        let dispatch = {
-            let name = name.clone();
-            call_context
-                .clone()
-                .scope(async move { router.dispatch_json(&name, &args).await })
-        };
-        tokio::pin!(dispatch);
-        let deadline = async {
-            match limit {
-                Some(limit) => tokio::time::sleep(limit).await,
-                None => std::future::pending().await,
-            }
-        };
-        let stopped = tokio::select! {
-            outcome = &mut dispatch => Ok(outcome),
-            // The client cancelled.
-            () = context.ct.cancelled() => Err(CancelReason::Interrupted),
-            // The client went away (its HTTP session closed).
-            () = session.gone.cancelled() => Err(CancelReason::CallerGone),
-            () = deadline => Err(CancelReason::TimedOut),
-        };
-        match stopped {
-            Ok(outcome) => outcome,
-            // The handler is told, and given the grace to finish; a call
-            // past its time fails whatever it finishes with.
-            Err(reason) => {
-                call_context.cancel(reason);
-                let finished = tokio::time::timeout(server.cancel_grace, &mut dispatch).await;
-                match (reason, finished) {
-                    (CancelReason::TimedOut, _) => Err(IpcError::Handler {
-                        method: name.clone(),
-                        message: format!(
-                            "timed out after {}; the call was cancelled",
-                            human(limit.unwrap_or_default())
-                        ),
-                        data: Vec::new(),
-                    }),
-                    (_, Ok(outcome)) => outcome,
-                    (_, Err(_)) => Err(IpcError::Cancelled {
-                        method: name.clone(),
-                    }),
-                }
-            }
-        }
-    };
+    let admission = session.server.authority.admission();
+    let call_context = CallContext::for_sink(sink.clone(), admission.clone());
+    let (outcome, stopped) = run(session, router, &name, args, &call_context, &context).await;
     // The call is over: a handler that kept its context writes to nothing.
     let streamed = sink.output.lock_unpoisoned().take().unwrap_or_default();
     // Every progress report goes out before the result.
@@ -95,10 +50,94 @@ pub(super) async fn call(
     let output = router
         .command(&name)
         .and_then(|info| info.schema.output_schema.as_ref());
+    let (audited, exit) = match (&outcome, stopped) {
+        (_, Some(CancelReason::TimedOut)) => (AuditOutcome::Timeout, Some(exit::TIMEOUT)),
+        (Err(IpcError::Cancelled { .. }), _) => (AuditOutcome::Cancelled, None),
+        (Ok(_), _) => (AuditOutcome::Ok, Some(exit::OK)),
+        (Err(error), _) => (
+            AuditOutcome::of_error(&error.kind()),
+            Some(error.exit_code()),
+        ),
+    };
     let outcome = outcome
         .map(|reply| router.structured_reply(&name, reply))
         .map_err(|error| error.to_string());
-    result(outcome, streamed, output)
+    let result = result(outcome, streamed, output);
+    let bytes_out = serde_json::to_vec(&result).map_or(0, |json| json.len() as u64);
+    session
+        .server
+        .authority
+        .record(Ended {
+            command: &name,
+            admission: admission.as_deref(),
+            outcome: audited,
+            exit,
+            started,
+            bytes_in,
+            bytes_out,
+        })
+        .await;
+    result
+}
+
+/// Dispatches the call in `call_context` within its timeout and until the
+/// client cancels it or goes away; its outcome, and what stopped it early.
+async fn run(
+    session: &Handler,
+    router: &Arc<IpcRouter>,
+    name: &str,
+    args: serde_json::Value,
+    call_context: &CallContext,
+    context: &RequestContext<RoleServer>,
+) -> (Result<Vec<u8>, IpcError>, Option<CancelReason>) {
+    let server = &session.server;
+    let limit = router
+        .command(name)
+        .and_then(|info| info.timeout)
+        .or(server.call_timeout);
+    // In a block of its own, so the handler's future is dropped (and what it
+    // holds released) before the result is sent.
+    let router = router.clone();
+    let dispatch = {
+        let name = name.to_owned();
+        call_context
+            .clone()
+            .scope(async move { router.dispatch_json(&name, &args).await })
+    };
+    tokio::pin!(dispatch);
+    let deadline = async {
+        match limit {
+            Some(limit) => tokio::time::sleep(limit).await,
+            None => std::future::pending().await,
+        }
+    };
+    let reason = tokio::select! {
+        outcome = &mut dispatch => return (outcome, None),
+        // The client cancelled.
+        () = context.ct.cancelled() => CancelReason::Interrupted,
+        // The client went away (its HTTP session closed).
+        () = session.gone.cancelled() => CancelReason::CallerGone,
+        () = deadline => CancelReason::TimedOut,
+    };
+    // The handler is told, and given the grace to finish; a call past its
+    // time fails whatever it finishes with.
+    call_context.cancel(reason);
+    let finished = tokio::time::timeout(server.cancel_grace, &mut dispatch).await;
+    let outcome = match (reason, finished) {
+        (CancelReason::TimedOut, _) => Err(IpcError::Handler {
+            method: name.to_owned(),
+            message: format!(
+                "timed out after {}; the call was cancelled",
+                human(limit.unwrap_or_default())
+            ),
+            data: Vec::new(),
+        }),
+        (_, Ok(outcome)) => outcome,
+        (_, Err(_)) => Err(IpcError::Cancelled {
+            method: name.to_owned(),
+        }),
+    };
+    (outcome, Some(reason))
 }
 
 /// The tool result of a call's outcome (its MessagePack response, or the

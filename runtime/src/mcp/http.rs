@@ -50,6 +50,8 @@ pub(super) struct HttpSettings {
     allow_remote: bool,
     /// What `Authorization: Bearer` must carry, when set.
     bearer_token: Option<Arc<[u8]>>,
+    /// Whether serving without a token was asked for.
+    allow_unauthenticated: bool,
 }
 
 impl fmt::Debug for HttpSettings {
@@ -58,19 +60,31 @@ impl fmt::Debug for HttpSettings {
         f.debug_struct("HttpSettings")
             .field("allow_remote", &self.allow_remote)
             .field("bearer_token", &self.bearer_token.as_ref().map(|_| "<set>"))
+            .field("allow_unauthenticated", &self.allow_unauthenticated)
             .finish()
     }
 }
 
 impl McpServer {
     /// Lets [`serve_http`](McpServer::serve_http) serve an address other
-    /// than loopback (`0.0.0.0`, a LAN address): anyone who can reach it can
-    /// call every command, so set a [`bearer_token`](McpServer::bearer_token)
-    /// too. Any `Host` header is then accepted (the loopback default
-    /// rejects others); a browser's `Origin` must still be a loopback page,
-    /// against DNS rebinding.
+    /// than loopback (`0.0.0.0`, a LAN address). It needs a
+    /// [`bearer_token`](McpServer::bearer_token): without one, serving
+    /// refuses to start (anyone who can reach the port would call every
+    /// command, in plain text on the network; there is no opt-out). Any
+    /// `Host` header is then accepted (the loopback default rejects
+    /// others); a browser's `Origin` must still be a loopback page, against
+    /// DNS rebinding.
     pub fn allow_remote(mut self, allow: bool) -> Self {
         self.http.allow_remote = allow;
+        self
+    }
+
+    /// Serves HTTP without a bearer token, on loopback only: **every process
+    /// on this machine may call every command** (any user's, a browser's
+    /// helper, a compromised dependency). For a development machine of your
+    /// own; never with [`allow_remote`](McpServer::allow_remote).
+    pub fn allow_unauthenticated(mut self) -> Self {
+        self.http.allow_unauthenticated = true;
         self
     }
 
@@ -92,10 +106,11 @@ impl McpServer {
     /// otherwise, and requests whose `Host` is not a loopback name, or
     /// whose `Origin` (a browser's) is not a loopback page, are refused
     /// (`403`), so a web page cannot reach the server through DNS
-    /// rebinding. Every local process can still connect: set a
-    /// [`bearer_token`](McpServer::bearer_token) when other users share the
-    /// machine. There is no TLS: put a TLS-terminating proxy in front of a
-    /// remote server.
+    /// rebinding. It needs a [`bearer_token`](McpServer::bearer_token) (or,
+    /// on loopback, an explicit
+    /// [`allow_unauthenticated`](McpServer::allow_unauthenticated)): every
+    /// local process can connect. There is no TLS: put a TLS-terminating
+    /// proxy in front of a remote server.
     ///
     /// Each session (each client's `initialize`) has its own state; progress
     /// and `notifications/cancelled` work as on stdio, and closing a session
@@ -117,9 +132,10 @@ impl McpServer {
     ///
     /// # Errors
     ///
-    /// `addr` does not resolve, is not loopback without `allow_remote`, or
-    /// cannot be bound; the bearer token is blank; accepting a connection
-    /// failed for good.
+    /// No bearer token (without `allow_unauthenticated`, or with
+    /// `allow_remote`), or a blank one; `addr` does not resolve, is not
+    /// loopback without `allow_remote`, or cannot be bound; accepting a
+    /// connection failed for good.
     pub async fn serve_http(self, addr: impl ToSocketAddrs) -> io::Result<()> {
         let addresses: Vec<SocketAddr> = tokio::net::lookup_host(addr).await?.collect();
         for address in &addresses {
@@ -144,8 +160,10 @@ impl McpServer {
     /// # Errors
     ///
     /// As [`serve_http`](McpServer::serve_http).
-    pub async fn serve_http_on(self, listener: TcpListener) -> io::Result<()> {
+    pub async fn serve_http_on(mut self, listener: TcpListener) -> io::Result<()> {
         self.check_reach(listener.local_addr()?)?;
+        let forwarding = matches!(self.commands, super::Commands::Host(_));
+        self.authority.start(forwarding)?;
         // Cancelled when this future ends or is dropped: every session and
         // connection ends with it.
         let shutdown = CancellationToken::new();
@@ -187,12 +205,29 @@ impl McpServer {
     /// Refuses `address` when it is not loopback and remote clients were
     /// not allowed, and a blank bearer token.
     fn check_reach(&self, address: SocketAddr) -> io::Result<()> {
+        if self.http.bearer_token.is_none() {
+            if self.http.allow_remote {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "refusing to serve MCP beyond this machine without a bearer token: anyone \
+                     who reaches the port would call every command; give one with \
+                     `.bearer_token(..)`",
+                ));
+            }
+            if !self.http.allow_unauthenticated {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "refusing to serve MCP over HTTP without a bearer token: every process on \
+                     this machine could call every command; give one with `.bearer_token(..)`, \
+                     or, on a development machine of your own, say `.allow_unauthenticated()`",
+                ));
+            }
+        }
         if let Some(token) = &self.http.bearer_token {
             if token.trim_ascii().is_empty() {
                 return Err(io::Error::new(
                     io::ErrorKind::InvalidInput,
-                    "the MCP bearer token is empty: give `.bearer_token(...)` a secret, or do \
-                     not call it to serve without one",
+                    "the MCP bearer token is empty: give `.bearer_token(..)` a secret",
                 ));
             }
             // A header cannot carry it as given (a token read from a file

@@ -8,7 +8,8 @@
 //! Transports: standard input and output ([`McpServer::serve_stdio`]), any
 //! byte stream ([`McpServer::serve_io`]), and with the `mcp-http` feature
 //! Streamable HTTP (`McpServer::serve_http`, at `/mcp`: loopback only
-//! unless allowed, an optional bearer token). Each connection or HTTP
+//! unless allowed, a bearer token required unless opted out of on
+//! loopback). Each connection or HTTP
 //! session has its own state. When an HTTP session closes, its running
 //! calls are cancelled at once (`CancelReason::CallerGone`); when a
 //! stream's input ends, rmcp gives them 5 seconds to answer, then cancels
@@ -43,8 +44,9 @@
 //!   A forwarding server takes each tool's output schema from the host's
 //!   list.
 //! - The command's timeout (`#[ipc(timeout = "...")]`), else the server's
-//!   (5 minutes), applies as it does over the socket. The server's guard
-//!   and audit log do not (they belong to [`IpcServer`](crate::ipc::IpcServer)).
+//!   (5 minutes), applies as it does over the socket, and so do a guard
+//!   and an audit log ([`McpServer::guard`], [`McpServer::audit`]: the same
+//!   as [`IpcServer`](crate::ipc::IpcServer)'s, the records' scope `mcp`).
 //! - `notifications/cancelled` cancels the running handler
 //!   (`ctx.cancelled()` completes with `CancelReason::Interrupted`); it then
 //!   has the cancel grace (2 s) to finish.
@@ -64,6 +66,7 @@
 //! # }
 //! ```
 
+mod authority;
 mod call;
 mod forward;
 #[cfg(feature = "mcp-http")]
@@ -102,6 +105,8 @@ pub struct McpServer {
     version: String,
     cancel_grace: Duration,
     call_timeout: Option<Duration>,
+    /// Who decides on calls, and what records them.
+    authority: authority::Authority,
     /// How `serve_http` may be reached.
     #[cfg(feature = "mcp-http")]
     http: http::HttpSettings,
@@ -124,6 +129,7 @@ impl McpServer {
             version: env!("CARGO_PKG_VERSION").to_owned(),
             cancel_grace: Duration::from_secs(2),
             call_timeout,
+            authority: authority::Authority::default(),
             #[cfg(feature = "mcp-http")]
             http: http::HttpSettings::default(),
         }
@@ -199,7 +205,7 @@ impl McpServer {
     /// # Errors
     ///
     /// As [`serve_stdio`](McpServer::serve_stdio).
-    pub async fn serve_io<R, W>(self, reader: R, writer: W) -> io::Result<()>
+    pub async fn serve_io<R, W>(mut self, reader: R, writer: W) -> io::Result<()>
     where
         R: AsyncRead + Send + Unpin + 'static,
         W: AsyncWrite + Send + Unpin + 'static,
@@ -208,6 +214,7 @@ impl McpServer {
             Commands::Local(_) => None,
             Commands::Host(client) => Some(client.clone()),
         };
+        self.authority.start(host.is_some())?;
         // The end of the input is not a cancel: rmcp gives running calls
         // time to answer (5 s) before it cancels them itself.
         let handler = Handler::new(self, CancellationToken::new());
@@ -227,8 +234,13 @@ impl McpServer {
         let stop = running.cancellation_token();
         let ending = running.waiting();
         tokio::pin!(ending);
+        // An agent may think for a long while between calls: the session
+        // keeps its connection from the host's idle timeout.
+        let keeping = keep_alive(&host);
+        tokio::pin!(keeping);
         tokio::select! {
             ended = &mut ending => ended.map(|_| ()).map_err(session_failed),
+            () = &mut keeping => unreachable!("keeping a connection alive never ends"),
             () = host.closed() => {
                 stop.cancel();
                 let _ = ending.await;
@@ -238,6 +250,19 @@ impl McpServer {
                 ))
             }
         }
+    }
+}
+
+/// Sends the host a `list` within each stretch of its idle timeout (a
+/// third of it), so a quiet session's connection stays open; never ends.
+async fn keep_alive(host: &AsyncIpcClient) {
+    let Some(idle) = host.idle_timeout() else {
+        return std::future::pending().await;
+    };
+    let every = (idle / 3).max(Duration::from_millis(10));
+    loop {
+        tokio::time::sleep(every).await;
+        let _ = host.list().await;
     }
 }
 

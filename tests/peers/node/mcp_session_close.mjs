@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Closes a Streamable HTTP session while a call runs, with the real
-// TypeScript SDK: connects to the URL in argv[2], starts `countdown` (20 s
+// TypeScript SDK: connects to `--url <url> --token <bearer token>`, starts `countdown` (20 s
 // of steps), and after 0.3 s ends the session (`DELETE`) without
 // cancelling the call. The Rust test reads from the server's stderr how
 // soon the handler saw the cancellation.
@@ -13,7 +13,14 @@ setTimeout(() => {
   process.exit(1);
 }, 30_000).unref();
 
-const transport = new StreamableHTTPClientTransport(new URL(process.argv[2]));
+const [, , urlFlag, url, tokenFlag, token] = process.argv;
+if (urlFlag !== "--url" || tokenFlag !== "--token") {
+  console.error("usage: mcp_session_close.mjs --url <url> --token <bearer token>");
+  process.exit(2);
+}
+const transport = new StreamableHTTPClientTransport(new URL(url), {
+  requestInit: { headers: { Authorization: `Bearer ${token}` } },
+});
 const client = new Client({ name: "gangway-test", version: "1.0.0" });
 await client.connect(transport);
 // Its answer never comes: the session ends first.

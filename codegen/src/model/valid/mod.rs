@@ -15,7 +15,7 @@ pub(super) mod tool;
 use syn::Ident;
 
 use super::ctxt::Ctxt;
-use crate::schema::is_valid_command_name;
+use crate::schema::{MAX_COMMAND_NAME, is_valid_command_name};
 
 /// What a name check is about: a command's name or a tool's.
 #[derive(Clone, Copy)]
@@ -56,6 +56,17 @@ pub(super) fn check_name(
         return;
     }
     let word = named.word();
+    if name.len() > MAX_COMMAND_NAME {
+        let message = format!(
+            "the {word} name `{name}` is {} bytes; a name is at most {MAX_COMMAND_NAME}",
+            name.len()
+        );
+        match given {
+            Some(span) => cx.error(&span, message),
+            None => cx.error(ident, message),
+        }
+        return;
+    }
     match given {
         Some(span) => cx.error(
             &span,

@@ -65,6 +65,7 @@ struct AsyncInner {
     next_id: AtomicU64,
     max_frame: usize,
     cancel_grace: Option<std::time::Duration>,
+    idle: Option<std::time::Duration>,
     tasks: [tokio::task::AbortHandle; 2],
 }
 
@@ -184,6 +185,7 @@ impl AsyncIpcClient {
                 next_id: AtomicU64::new(1),
                 max_frame,
                 cancel_grace: greeting.cancel_grace,
+                idle: greeting.idle,
                 tasks: [writer_task.abort_handle(), reader_task.abort_handle()],
             }),
         })
@@ -198,6 +200,14 @@ impl AsyncIpcClient {
     /// it answers (from its welcome; `None` from a host that does not say).
     pub fn cancel_grace(&self) -> Option<std::time::Duration> {
         self.inner.cancel_grace
+    }
+
+    /// How long the host lets this connection sit with no call running and
+    /// nothing sent before it closes it (from its welcome; `None` from a
+    /// host that does not say). A client keeping the connection across
+    /// quiet spells sends a [`list`](AsyncIpcClient::list) within it.
+    pub fn idle_timeout(&self) -> Option<std::time::Duration> {
+        self.inner.idle
     }
 
     /// Whether the connection is lost: every call from now on fails.

@@ -96,6 +96,8 @@ pub struct IpcClient {
     /// How long the host gives a cancelled call, from its welcome, in
     /// milliseconds (`u64::MAX` until known); shared with the canceller.
     cancel_grace: Arc<AtomicU64>,
+    /// How long the host lets the connection idle, from its welcome.
+    idle: Option<Duration>,
     /// A hello not yet sent: it leaves with the first call.
     hello: Option<Vec<u8>>,
     /// Set after a failed exchange: the stream may hold half a frame.
@@ -175,6 +177,7 @@ impl IpcClient {
             cancel_pending: Arc::new(AtomicBool::new(false)),
             max_frame: protocol::MAX_HELLO_FRAME,
             cancel_grace: Arc::new(AtomicU64::new(u64::MAX)),
+            idle: None,
             hello: Some(hello(token)),
             broken: false,
             buffer: Vec::new(),
@@ -219,6 +222,7 @@ impl IpcClient {
 
     fn welcomed(&mut self, greeting: Greeting) {
         self.max_frame = greeting.max_frame;
+        self.idle = greeting.idle;
         if let Some(grace) = greeting.cancel_grace {
             let ms = u64::try_from(grace.as_millis()).unwrap_or(u64::MAX - 1);
             self.cancel_grace.store(ms, Ordering::SeqCst);
@@ -229,6 +233,13 @@ impl IpcClient {
     /// it (from its welcome; `None` before a deferred hello is answered).
     pub fn cancel_grace(&self) -> Option<Duration> {
         grace(&self.cancel_grace)
+    }
+
+    /// How long the host lets this connection sit with no call running and
+    /// nothing sent before it closes it (from its welcome; `None` before a
+    /// deferred hello is answered, or from a host that does not say).
+    pub fn idle_timeout(&self) -> Option<Duration> {
+        self.idle
     }
 
     /// A handle that cancels this client's call in progress from another

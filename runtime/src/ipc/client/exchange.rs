@@ -116,6 +116,8 @@ pub(super) struct Greeting {
     pub(super) max_frame: usize,
     /// How long the host gives a cancelled call.
     pub(super) cancel_grace: Option<std::time::Duration>,
+    /// How long the host lets the connection idle.
+    pub(super) idle: Option<std::time::Duration>,
 }
 
 /// The host's answer to the hello, read whether or not the hello could be
@@ -147,6 +149,7 @@ fn welcome(body: &[u8]) -> Result<Greeting, ClientError> {
             cancel_grace: welcome
                 .cancel_grace_ms
                 .map(std::time::Duration::from_millis),
+            idle: welcome.idle_ms.map(std::time::Duration::from_millis),
         });
     }
     match protocol::decode::<Response>(body) {

@@ -1,16 +1,19 @@
 //! The accept loop every listener runs (the main one and each scope's),
-//! and the connection limit, past which a connection is turned away as
-//! busy.
+//! and the limits met there: the listener's room for connections before
+//! their hello, past which the next ones wait in the kernel's queue, and
+//! the server's backstop over every connection, past which a connection is
+//! turned away as busy.
 
 use std::io;
 use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::OwnedSemaphorePermit;
 
 use super::Shared;
 use super::connection::serve_connection;
-use super::handshake::{Admits, turn_away_busy};
+use super::handshake::{Door, turn_away};
 use crate::ipc::guard::PeerCredentials;
 
 /// A listener whose connections come split into a reading and a writing
@@ -57,16 +60,25 @@ type Accepted<L> = (
     Option<PeerCredentials>,
 );
 
-/// Accepts connections, taking the tokens `admits` names, until the
-/// server stops.
-pub(super) async fn accept<L: Listener>(listener: L, shared: Arc<Shared>, admits: Admits) {
+/// Accepts connections at `door` until the server stops: one at a time
+/// while the door has room for one more before its hello; with none,
+/// the next ones wait in the kernel's queue (a sandbox flooding its own
+/// socket delays only its own connections).
+pub(super) async fn accept<L: Listener>(listener: L, shared: Arc<Shared>, door: Door) {
     loop {
+        let waiting = tokio::select! {
+            () = shared.soft.cancelled() => return,
+            waiting = door.waiting.clone().acquire_owned() => match waiting {
+                Ok(waiting) => waiting,
+                Err(_) => return,
+            },
+        };
         let accepted = tokio::select! {
             () = shared.soft.cancelled() => return,
             accepted = listener.next() => accepted,
         };
         match accepted {
-            Ok((reader, writer, peer)) => admit(reader, writer, peer, &admits, &shared),
+            Ok((reader, writer, peer)) => admit(reader, writer, peer, &door, &shared, waiting),
             Err(_) => accept_failed().await,
         }
     }
@@ -77,37 +89,33 @@ async fn accept_failed() {
     tokio::time::sleep(Duration::from_millis(20)).await;
 }
 
-/// Serves a connection, or turns it away when the server is full.
+/// What a connection turned away for the server's backstop is told.
+const HOST_FULL: &str = "the host has too many connections open; try again";
+
+/// Serves a connection, which holds its room at the door (`waiting`), or
+/// turns it away when the server is full.
 fn admit<R, W>(
     reader: R,
     writer: W,
     peer: Option<PeerCredentials>,
-    admits: &Admits,
+    door: &Door,
     shared: &Arc<Shared>,
+    waiting: OwnedSemaphorePermit,
 ) where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
+    let Ok(total) = shared.connections.clone().try_acquire_owned() else {
+        turn_away(reader, writer, HOST_FULL, shared);
+        return;
+    };
     let shared = shared.clone();
-    let tracker = shared.tracker.clone();
-    match shared.connections.clone().try_acquire_owned() {
-        Ok(permit) => {
-            // Held by the connection and by each of its calls, so a call
-            // finishing its cancel grace after its caller left still counts
-            // against the connection limit.
-            let permit = Arc::new(permit);
-            let admits = admits.clone();
-            tracker.spawn(async move {
-                let hard = shared.hard.clone();
-                tokio::select! {
-                    () = hard.cancelled() => {}
-                    () = serve_connection(reader, writer, peer, &admits, &shared, permit.clone()) => {}
-                }
-                drop(permit);
-            });
+    let door = door.clone();
+    shared.tracker.clone().spawn(async move {
+        let hard = shared.hard.clone();
+        tokio::select! {
+            () = hard.cancelled() => {}
+            () = serve_connection(reader, writer, peer, &door, &shared, total, waiting) => {}
         }
-        Err(_) => {
-            tracker.spawn(turn_away_busy(reader, writer));
-        }
-    }
+    });
 }

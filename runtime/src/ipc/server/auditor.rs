@@ -22,7 +22,7 @@ const QUEUE: usize = 1024;
 const FLUSH_EVERY: u64 = 256;
 
 /// The server's end of the audit queue.
-pub(super) struct Auditor {
+pub(crate) struct Auditor {
     queue: mpsc::Sender<Message>,
     lost: Arc<AtomicU64>,
     /// Records queued, and records the sink's thread has dealt with
@@ -43,7 +43,7 @@ enum Message {
 
 impl Auditor {
     /// Starts the sink's thread.
-    pub(super) fn start(sink: Box<dyn AuditSink>) -> io::Result<Auditor> {
+    pub(crate) fn start(sink: Box<dyn AuditSink>) -> io::Result<Auditor> {
         let (queue, records) = mpsc::channel(QUEUE);
         let lost = Arc::new(AtomicU64::new(0));
         let handled = Arc::new(AtomicU64::new(0));
@@ -62,7 +62,7 @@ impl Auditor {
 
     /// Queues a record, waiting while the queue is full, unless the server
     /// stops everything first (`hard`): then the record is counted lost.
-    pub(super) async fn record(
+    pub(crate) async fn record(
         &self,
         record: impl Into<Box<AuditRecord>>,
         hard: &CancellationToken,
@@ -168,6 +168,8 @@ fn write_records(
         while let Some(message) = next.take().or_else(|| records.try_recv().ok()) {
             match message {
                 Message::Record(record) => {
+                    // Fitted here, off the calls' path.
+                    let record = crate::ipc::audit_caps::fitted(*record);
                     match guarded(|| sink.record(&record)) {
                         Ok(()) => unflushed += 1,
                         Err(error) => health.failed(&error, 1, lost),

@@ -29,6 +29,10 @@ const MIN_TOKEN_LEN: usize = 16;
 const MAX_TOKEN_LEN: usize = 1024;
 /// The most calls one connection may have in flight.
 const MAX_IN_FLIGHT: usize = 65_536;
+/// The most connections being turned away at once (each given at most a
+/// second to read why); past that, a connection turned away is closed at
+/// once, so a flood holds no task or descriptor past a bound.
+const MAX_REFUSALS: usize = 64;
 
 /// An audit sink a builder holds: taken by the first server started from
 /// it (or a clone), since a sink has one owner.
@@ -41,6 +45,9 @@ type SharedSink = Arc<Mutex<Option<Box<dyn AuditSink>>>>;
 pub struct IpcServerBuilder {
     max_frame: usize,
     max_connections: usize,
+    max_connections_per_scope: usize,
+    max_unauthenticated: usize,
+    idle_timeout: Duration,
     max_in_flight: usize,
     max_queued_bytes: usize,
     call_timeout: Option<Duration>,
@@ -62,6 +69,9 @@ impl fmt::Debug for IpcServerBuilder {
         f.debug_struct("IpcServerBuilder")
             .field("max_frame", &self.max_frame)
             .field("max_connections", &self.max_connections)
+            .field("max_connections_per_scope", &self.max_connections_per_scope)
+            .field("max_unauthenticated", &self.max_unauthenticated)
+            .field("idle_timeout", &self.idle_timeout)
             .field("max_in_flight", &self.max_in_flight)
             .field("call_timeout", &self.call_timeout)
             .field("cancel_grace", &self.cancel_grace)
@@ -78,6 +88,9 @@ impl Default for IpcServerBuilder {
         IpcServerBuilder {
             max_frame: protocol::DEFAULT_MAX_FRAME,
             max_connections: 256,
+            max_connections_per_scope: 64,
+            max_unauthenticated: 16,
+            idle_timeout: Duration::from_secs(600),
             max_in_flight: 32,
             max_queued_bytes: 64 * 1024 * 1024,
             call_timeout: Some(Duration::from_secs(300)),
@@ -118,9 +131,32 @@ impl IpcServerBuilder {
         /// with `response_too_large`.
         max_frame(bytes: usize) => bytes.max(protocol::MAX_HELLO_FRAME);
 
-        /// How many connections may be open at once (256 by default); one more
+        /// How many connections may be open at once over every socket (256
+        /// by default), a backstop above the limits each scope has; one more
         /// is answered with a `busy` error and closed.
         max_connections(connections: usize) => connections.clamp(1, Semaphore::MAX_PERMITS);
+
+        /// How many connections one scope (its token: the full-access one
+        /// is a scope of its own) may hold open at once (64 by default); one
+        /// more is answered `busy` (exit 69) after its hello and closed. A
+        /// sandbox flooding its own socket so holds at most this many, and
+        /// every other scope is served.
+        max_connections_per_scope(connections: usize) => connections.clamp(1, Semaphore::MAX_PERMITS);
+
+        /// How many connections one socket (each scope's; over TCP, the one
+        /// port every scope shares) takes at once before they have said their
+        /// hello (16 by default); the next ones wait in the kernel's queue
+        /// until one says it or its
+        /// [`hello_timeout`](IpcServerBuilder::hello_timeout) ends it. A
+        /// sandbox flooding its own socket with silent connections so delays
+        /// its own connections, and no other scope's.
+        max_unauthenticated(connections: usize) => connections.clamp(1, Semaphore::MAX_PERMITS);
+
+        /// How long an authenticated connection may sit with no call running
+        /// and nothing received before it is closed, told why (10 minutes
+        /// by default; closed between one and two of these). A client
+        /// connects again on its next call.
+        idle_timeout(timeout: Duration) => timeout.max(Duration::from_millis(1));
 
         /// How many calls one connection may have running or waiting to be
         /// written at once (32 by default); past that, the server stops reading
@@ -268,7 +304,7 @@ impl IpcServerBuilder {
         let soft = CancellationToken::new();
         let shared = Arc::new(Shared {
             router,
-            grants: Grants::new(token.clone()),
+            grants: Grants::new(token.clone(), self.max_connections_per_scope),
             guard: self.guard,
             auditor,
             max_frame: self.max_frame,
@@ -279,6 +315,9 @@ impl IpcServerBuilder {
             hello_timeout: self.hello_timeout,
             io_timeout: self.io_timeout,
             connections: Arc::new(Semaphore::new(self.max_connections)),
+            max_unauthenticated: self.max_unauthenticated,
+            idle_timeout: self.idle_timeout,
+            refusals: Arc::new(Semaphore::new(MAX_REFUSALS)),
             soft: soft.clone(),
             hard: CancellationToken::new(),
             tracker: TaskTracker::new(),

@@ -81,16 +81,7 @@ fn ending(response: &Response) -> Option<(AuditOutcome, i32)> {
     let Some(error) = &response.error else {
         return Some((AuditOutcome::Ok, exit::OK));
     };
-    let outcome = match error.kind {
-        ErrorKind::Handler | ErrorKind::Panicked => AuditOutcome::HandlerError,
-        ErrorKind::Usage | ErrorKind::InvalidParams => AuditOutcome::Usage,
-        ErrorKind::Denied => AuditOutcome::Denied,
-        ErrorKind::Cancelled => AuditOutcome::Cancelled,
-        ErrorKind::Timeout => AuditOutcome::Timeout,
-        ErrorKind::UnknownMethod => AuditOutcome::UnknownCommand,
-        _ => AuditOutcome::Error,
-    };
-    Some((outcome, error.exit))
+    Some((AuditOutcome::of_error(&error.kind), error.exit))
 }
 
 /// Refuses a call its grant does not allow, before anything of it is
@@ -156,6 +147,13 @@ async fn respond(
 ) -> Response {
     let id = request.id;
     let method = request.method;
+    // Before any look-up, and so before any "did you mean".
+    if !crate::tool::is_valid_command_name(&method) {
+        let error = IpcError::InvalidName {
+            method: crate::ipc::audit_caps::capped(&method, 64),
+        };
+        return Response::failure(id, wire_error(error));
+    }
     if let Some(error) = refusal(shared, grant, &method, &context) {
         return Response::failure(id, wire_error(error));
     }
@@ -259,8 +257,8 @@ async fn respond(
         // or the host revoked its access.
         () = context.cancelled() => match finish_within_grace(shared, &mut call).await {
             Some(outcome) => outcome,
-            None if context.cancel_reason() == Some(CancelReason::Revoked) => {
-                let error = WireError::server(ErrorKind::Denied, Lapse::Revoked.reason(), exit::DENIED);
+            None if let Some(lapse) = lapse_of(&context) => {
+                let error = WireError::server(ErrorKind::Denied, lapse.reason(), exit::DENIED);
                 return Response::failure(id, error);
             }
             None => {
@@ -273,9 +271,10 @@ async fn respond(
             }
         },
     };
-    // However the handler ended, a revoked call is answered as denied.
-    if context.cancel_reason() == Some(CancelReason::Revoked) {
-        let error = WireError::server(ErrorKind::Denied, Lapse::Revoked.reason(), exit::DENIED);
+    // However the handler ended, a call whose access lapsed is answered as
+    // denied.
+    if let Some(lapse) = lapse_of(&context) {
+        let error = WireError::server(ErrorKind::Denied, lapse.reason(), exit::DENIED);
         return Response::failure(id, error);
     }
     let mut response = Response {
@@ -334,6 +333,15 @@ pub(crate) fn human(duration: std::time::Duration) -> String {
         ms if ms % 1000 == 0 => format!("{}s", ms / 1000),
         ms if ms < 1000 => format!("{ms}ms"),
         _ => format!("{}s", duration.as_secs_f64()),
+    }
+}
+
+/// The lapse a call was cancelled for, if its access lapsed under it.
+fn lapse_of(context: &CallContext) -> Option<Lapse> {
+    match context.cancel_reason()? {
+        CancelReason::Revoked => Some(Lapse::Revoked),
+        CancelReason::Expired => Some(Lapse::Expired),
+        _ => None,
     }
 }
 

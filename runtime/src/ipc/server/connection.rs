@@ -17,7 +17,7 @@ use super::auditor::call_record;
 use super::call::answer;
 use super::call_io::CallIo;
 use super::grants::{Grant, Lapse};
-use super::handshake::{Admits, greet};
+use super::handshake::{Door, authenticate, refuse_over_quota, welcome};
 use super::outbox::{Control, Held, Hold, Outgoing, RunningCall, answer_body, write_frames};
 use super::{Shared, scoped_manifest};
 use crate::ipc::audit::{AuditOutcome, AuditRecord};
@@ -27,6 +27,9 @@ use crate::ipc::guard::{Admission, PeerCredentials};
 use crate::ipc::kind::ErrorKind;
 use crate::ipc::protocol::{self, ClientFrame, FrameError, Request, Response, WireError};
 use crate::sync::LockUnpoisoned;
+
+/// How much of a call's name its audit record keeps.
+const AUDITED_NAME: usize = 200;
 
 /// The calls running on a connection, by id: where their input, and a
 /// cancel, go.
@@ -67,20 +70,57 @@ pub(super) async fn serve_connection<R, W>(
     mut reader: R,
     mut writer: W,
     peer: Option<PeerCredentials>,
-    admits: &Admits,
+    door: &Door,
     shared: &Arc<Shared>,
-    admitted: Arc<OwnedSemaphorePermit>,
+    total: OwnedSemaphorePermit,
+    waiting: OwnedSemaphorePermit,
 ) where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let Some(grant) = greet(&mut reader, &mut writer, peer, admits, shared).await else {
+    let Some(grant) = authenticate(&mut reader, &mut writer, peer, &door.admits, shared).await
+    else {
+        return;
+    };
+    // Said: its room at the door is another's now.
+    drop(waiting);
+    let Some(scope) = grant.connection_slot() else {
+        refuse_over_quota(&mut reader, &mut writer, &grant).await;
         return;
     };
     // A hello that finished as shutdown began gets no calls.
-    if shared.soft.is_cancelled() {
+    if !welcome(&mut writer, shared).await || shared.soft.is_cancelled() {
         return;
     }
+    // Held by the connection and by each of its calls, so a call finishing
+    // its cancel grace after its caller left still counts against both.
+    let slots = Arc::new(Slots {
+        _total: total,
+        _scope: scope,
+    });
+    run_connection(reader, writer, peer, grant, shared, slots).await;
+}
+
+/// What an open connection holds: its room among every connection and
+/// among its scope's.
+pub(super) struct Slots {
+    _total: OwnedSemaphorePermit,
+    _scope: OwnedSemaphorePermit,
+}
+
+/// Serves an authenticated connection's calls until it ends or the server
+/// stops.
+async fn run_connection<R, W>(
+    reader: R,
+    writer: W,
+    peer: Option<PeerCredentials>,
+    grant: Arc<Grant>,
+    shared: &Arc<Shared>,
+    admitted: Arc<Slots>,
+) where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
     // One writer per connection, fed by every call on it, so responses go
     // out whole.
     let connection = shared.hard.child_token();
@@ -174,31 +214,28 @@ pub(super) async fn serve_connection<R, W>(
         let Some(waiting) = waiting else { break };
         not_started(&shutdown_notices, waiting, &grant).await;
     }
-    // Access lapsed: calls running are cancelled if it is revoked (now, or
-    // while they finish after it expired), and the caller is told why the
-    // connection ends once they are answered: a caller reading the refusal
-    // first would take it for its call's answer.
-    if grant.lapse().is_some() {
+    // Access lapsed (revoked or expired): the calls running are cancelled,
+    // and the caller is told why the connection ends once they are
+    // answered: a caller reading the refusal first would take it for its
+    // call's answer.
+    if let Some(lapse) = grant.lapse() {
+        let reason = match lapse {
+            Lapse::Revoked => CancelReason::Revoked,
+            Lapse::Expired => CancelReason::Expired,
+        };
         let told = async {
             loop {
                 let emptied = running.emptied.notified();
                 tokio::pin!(emptied);
                 emptied.as_mut().enable();
-                if grant.lapse() == Some(Lapse::Revoked) {
-                    for context in running.lock_unpoisoned().values() {
-                        context.cancel(CancelReason::Revoked);
-                    }
+                for context in running.lock_unpoisoned().values() {
+                    context.cancel(reason);
                 }
                 if running.lock_unpoisoned().is_empty() {
                     break;
                 }
-                // The last call ends, or a revocation cancels them.
-                tokio::select! {
-                    () = emptied => {}
-                    () = grant.revoked().cancelled(), if grant.lapse() != Some(Lapse::Revoked) => {}
-                }
+                emptied.await;
             }
-            let lapse = grant.lapse().unwrap_or(Lapse::Expired);
             let error = WireError::server(ErrorKind::Denied, lapse.reason(), exit::DENIED);
             let refusal = Outgoing {
                 body: answer_body(Response::failure(0, error)),
@@ -268,13 +305,12 @@ impl CallRecorder {
         )
     }
 
-    /// How a call that ends unanswered ended: denied if its scope was
-    /// revoked, else cancelled.
+    /// How a call that ends unanswered ended: denied if its scope lapsed
+    /// (revoked or expired), else cancelled.
     fn unanswered(&self) -> AuditOutcome {
-        if self.context.cancel_reason() == Some(CancelReason::Revoked) {
-            AuditOutcome::Denied
-        } else {
-            AuditOutcome::Cancelled
+        match self.context.cancel_reason() {
+            Some(CancelReason::Revoked | CancelReason::Expired) => AuditOutcome::Denied,
+            _ => AuditOutcome::Cancelled,
         }
     }
 }
@@ -357,10 +393,31 @@ async fn read_frames<R>(
         streams.fail_inputs();
         connection.cancel();
     };
+    // Once access lapses, nothing more is read: the calls running are
+    // cancelled (the connection's task sees to it) and need no input.
+    let grant = streams.caller.grant.clone();
+    let lapsed = grant.lapsed();
+    tokio::pin!(lapsed);
     loop {
         let next = tokio::select! {
             biased;
             () = connection.cancelled() => return,
+            () = &mut lapsed => {
+                streams.fail_inputs();
+                return;
+            }
+            () = idle(&streams.calls, shared.idle_timeout) => {
+                let message = format!(
+                    "the connection was idle for {}, and is closed; connect again",
+                    super::call::human(shared.idle_timeout)
+                );
+                refuse(
+                    &streams.control,
+                    WireError::server(ErrorKind::Busy, message, exit::UNAVAILABLE),
+                );
+                streams.fail_inputs();
+                return;
+            }
             next = next_frame(&mut reader, early.take(), &streams.control, &shared) => next,
         };
         let (request, frame_len) = match next {
@@ -429,7 +486,9 @@ async fn read_frames<R>(
         let admitted = Admitted {
             call: CallRecorder {
                 shared: shared.clone(),
-                method: request.method.clone(),
+                // What a record keeps of it, and no more (a name may be as
+                // large as a frame).
+                method: crate::ipc::audit_caps::capped(&request.method, AUDITED_NAME),
                 context,
                 read_at: Instant::now(),
                 frame_len,
@@ -477,6 +536,18 @@ async fn read_frames<R>(
     }
 }
 
+/// Completes once `timeout` has passed with no call running at its end
+/// (between one and two timeouts of nothing running and, as the reader
+/// restarts it at each frame, nothing received).
+async fn idle(calls: &Calls, timeout: std::time::Duration) {
+    loop {
+        tokio::time::sleep(timeout).await;
+        if calls.lock_unpoisoned().is_empty() {
+            return;
+        }
+    }
+}
+
 /// Hands a frame that is not a call to the call it names (frames for a
 /// call that has ended are dropped: they crossed its answer). `false` for
 /// a peer that broke the protocol.
@@ -515,7 +586,7 @@ async fn run_call(
     bytes: Arc<Semaphore>,
     outbox: mpsc::Sender<Outgoing>,
     stop: CancellationToken,
-    _connection_slot: Arc<OwnedSemaphorePermit>,
+    _connection_slots: Arc<Slots>,
 ) {
     let Admitted {
         request,

@@ -9,6 +9,7 @@ use std::sync::{Arc, RwLock};
 use std::time::Instant;
 
 use subtle::ConstantTimeEq;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 
 use crate::ipc::scope::Scope;
@@ -25,6 +26,9 @@ pub(crate) struct Grant {
     commands: Option<BTreeSet<String>>,
     expires_at: Option<Instant>,
     revoked: CancellationToken,
+    /// Room for the connections the grant may hold open at once.
+    connections: Arc<Semaphore>,
+    quota: usize,
 }
 
 /// Why a grant no longer admits calls.
@@ -66,14 +70,19 @@ impl Grant {
         }
     }
 
+    /// Room for one more connection of this grant's, if it has any left.
+    pub(crate) fn connection_slot(&self) -> Option<OwnedSemaphorePermit> {
+        self.connections.clone().try_acquire_owned().ok()
+    }
+
+    /// How many connections the grant may hold open at once.
+    pub(crate) fn connection_quota(&self) -> usize {
+        self.quota
+    }
+
     /// Whether `presented` is this grant's token, compared in constant time.
     pub(crate) fn token_is(&self, presented: &str) -> bool {
         presented.as_bytes().ct_eq(self.token.as_bytes()).into()
-    }
-
-    /// Cancelled when the grant is revoked.
-    pub(crate) fn revoked(&self) -> &CancellationToken {
-        &self.revoked
     }
 
     /// Completes when the grant lapses: it is revoked, or it expires.
@@ -89,21 +98,28 @@ impl Grant {
 }
 
 /// Every grant a server made.
-#[derive(Default)]
 pub(crate) struct Grants {
     grants: RwLock<Vec<Arc<Grant>>>,
+    /// How many connections each grant may hold open at once.
+    quota: usize,
 }
 
 impl Grants {
-    /// Grants with the server's full-access token.
-    pub(crate) fn new(full_access: String) -> Self {
-        let grants = Grants::default();
+    /// Grants with the server's full-access token, each grant holding at
+    /// most `quota` connections open at once.
+    pub(crate) fn new(full_access: String, quota: usize) -> Self {
+        let grants = Grants {
+            grants: RwLock::default(),
+            quota,
+        };
         grants.push(Grant {
             token: full_access,
             scope: None,
             commands: None,
             expires_at: None,
             revoked: CancellationToken::new(),
+            connections: Arc::new(Semaphore::new(quota)),
+            quota,
         });
         grants
     }
@@ -172,6 +188,8 @@ impl Grants {
             // A lifetime past what the clock can say never ends.
             expires_at: lifetime.and_then(|lifetime| Instant::now().checked_add(lifetime)),
             revoked: CancellationToken::new(),
+            connections: Arc::new(Semaphore::new(self.quota)),
+            quota: self.quota,
         });
         grants.push(grant.clone());
         Some(grant)

@@ -1,13 +1,16 @@
 //! The handshake: a small hello carrying the token, checked in constant
-//! time before anything larger is read, answered with a welcome; and the
-//! refusals that end a connection before it makes a call (no hello in time,
-//! a wrong token or version, too many connections).
+//! time before anything larger is read, answered with a welcome; each
+//! listener's door (whose tokens it takes, room for connections before
+//! their hello); and the refusals that end a connection before it makes a
+//! call (no hello in time, a wrong token or version, too many connections),
+//! themselves bounded.
 
 use std::io;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::sync::Semaphore;
 
 use super::Shared;
 use super::grants::Grant;
@@ -34,19 +37,43 @@ pub(super) enum Admits {
     Only(Arc<Grant>),
 }
 
-/// Turns away a connection over the server's limit: a `busy` error, then
-/// the end of it.
-pub(super) async fn turn_away_busy<R, W>(mut reader: R, mut writer: W)
+/// A listener's door: whose tokens it takes, and room for the connections
+/// still to say their hello, its own (a sandbox flooding its socket fills
+/// its own door's room, no other's).
+#[derive(Clone)]
+pub(super) struct Door {
+    pub(super) admits: Admits,
+    pub(super) waiting: Arc<Semaphore>,
+}
+
+impl Door {
+    /// A door taking `admits`, with room for `waiting` connections before
+    /// their hello.
+    pub(super) fn new(admits: Admits, waiting: usize) -> Door {
+        Door {
+            admits,
+            waiting: Arc::new(Semaphore::new(waiting)),
+        }
+    }
+}
+
+/// Turns a connection away, saying why (a `busy` error), within a second;
+/// with too many being turned away already, closes it at once: a flood of
+/// connections holds no task or descriptor past that bound.
+pub(super) fn turn_away<R, W>(reader: R, writer: W, why: &str, shared: &Shared)
 where
-    R: AsyncRead + Unpin,
-    W: AsyncWrite + Unpin,
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
 {
-    let error = WireError::server(
-        ErrorKind::Busy,
-        "the host has too many connections open; try again",
-        exit::UNAVAILABLE,
-    );
-    refuse(&mut reader, &mut writer, error).await;
+    let Ok(permit) = shared.refusals.clone().try_acquire_owned() else {
+        return;
+    };
+    let error = WireError::server(ErrorKind::Busy, why, exit::UNAVAILABLE);
+    shared.tracker.spawn(async move {
+        let (mut reader, mut writer) = (reader, writer);
+        refuse(&mut reader, &mut writer, error).await;
+        drop(permit);
+    });
 }
 
 /// Sends one error frame for the connection as a whole and gives up on it,
@@ -77,10 +104,11 @@ where
     .await;
 }
 
-/// The handshake: a small hello with the token, in time. Nothing larger is
-/// read, and nothing is decoded past the hello, before the token checks out.
-/// The grant the token carries, once welcomed.
-pub(super) async fn greet<R, W>(
+/// The handshake's first half: a small hello with the token, in time.
+/// Nothing larger is read, and nothing is decoded past the hello, before
+/// the token checks out. The grant the token carries; a connection refused
+/// has been told why.
+pub(super) async fn authenticate<R, W>(
     reader: &mut R,
     writer: &mut W,
     peer: Option<PeerCredentials>,
@@ -99,17 +127,42 @@ where
         }
         Err(None) => return None,
     };
-    let grant = match take_token(&hello, admits, peer, shared) {
-        Ok(grant) => grant,
+    match take_token(&hello, admits, peer, shared) {
+        Ok(grant) => Some(grant),
         Err(error) => {
             refuse(reader, writer, *error).await;
-            return None;
+            None
         }
-    };
+    }
+}
+
+/// Refuses a connection whose scope has all the connections it may hold
+/// open, saying so.
+pub(super) async fn refuse_over_quota<R, W>(reader: &mut R, writer: &mut W, grant: &Grant)
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    let message = format!(
+        "this sandbox has {} connections to the host open, all it may; close one (each client \
+         holds one while it runs)",
+        grant.connection_quota()
+    );
+    let error = WireError::server(ErrorKind::Busy, message, exit::UNAVAILABLE);
+    refuse(reader, writer, error).await;
+}
+
+/// The handshake's second half: the welcome, with the server's limits.
+/// Whether it went out in time.
+pub(super) async fn welcome<W>(writer: &mut W, shared: &Shared) -> bool
+where
+    W: AsyncWrite + Unpin,
+{
     let welcome = Welcome {
         v: protocol::VERSION,
         max_frame: shared.max_frame as u64,
         cancel_grace_ms: Some(u64::try_from(shared.cancel_grace.as_millis()).unwrap_or(u64::MAX)),
+        idle_ms: Some(u64::try_from(shared.idle_timeout.as_millis()).unwrap_or(u64::MAX)),
     };
     let body = protocol::encode(&welcome);
     matches!(
@@ -120,7 +173,6 @@ where
         .await,
         Ok(Ok(()))
     )
-    .then_some(grant)
 }
 
 /// A hello read in time, and the size of its frame; or the error to turn

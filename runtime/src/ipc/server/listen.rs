@@ -11,7 +11,7 @@ use tokio::task::JoinHandle;
 
 use super::Shared;
 use super::accept::accept;
-use super::handshake::Admits;
+use super::handshake::{Admits, Door};
 use super::rooms::{self, Room};
 use crate::ipc::endpoint::Endpoint;
 
@@ -43,14 +43,19 @@ pub(super) async fn listen(
             let endpoint = Endpoint::Tcp(listener.local_addr()?);
             (
                 endpoint,
-                tokio::spawn(accept(listener, shared.clone(), Admits::Any)),
+                tokio::spawn(accept(
+                    listener,
+                    shared.clone(),
+                    Door::new(Admits::Any, shared.max_unauthenticated),
+                )),
             )
         }
         None => {
             let socket = main.socket.clone().expect("a Unix room has a socket");
             let listener = rooms::bind(&socket)?;
             let admits = Admits::Only(full_access);
-            let accept = tokio::spawn(accept(listener, shared.clone(), admits));
+            let door = Door::new(admits, shared.max_unauthenticated);
+            let accept = tokio::spawn(accept(listener, shared.clone(), door));
             (Endpoint::Unix(socket), accept)
         }
     };

@@ -38,7 +38,7 @@ use super::guard::CallGuard;
 use super::router::IpcRouter;
 use super::scope::{Scope, ScopeError, is_valid_id};
 use crate::tool::{Manifest, closest};
-use auditor::Auditor;
+pub(crate) use auditor::Auditor;
 use grants::Grants;
 
 mod accept;
@@ -138,7 +138,14 @@ struct Shared {
     cancel_grace: Duration,
     hello_timeout: Duration,
     io_timeout: Duration,
+    /// Every connection open, over every socket.
     connections: Arc<Semaphore>,
+    /// How many connections one socket takes before their hello.
+    max_unauthenticated: usize,
+    /// How long an authenticated connection may idle.
+    idle_timeout: Duration,
+    /// Connections being turned away.
+    refusals: Arc<Semaphore>,
     /// Stop accepting and reading new requests; calls in flight go on.
     soft: CancellationToken,
     /// Stop everything now: calls, writers, connections.

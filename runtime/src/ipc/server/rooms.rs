@@ -19,7 +19,7 @@ use tokio::net::UnixListener;
 use super::Shared;
 use super::accept::accept;
 use super::grants::Grant;
-use super::handshake::Admits;
+use super::handshake::{Admits, Door};
 
 /// The longest a socket's path gets past the server's directory: rooms
 /// are numbered with at most 8 digits.
@@ -97,7 +97,14 @@ pub(super) fn serve(room: &Room, grant: Arc<Grant>, shared: &Arc<Shared>) -> io:
         let admits = Admits::Only(grant.clone());
         let accepting = async {
             match listener {
-                Some(listener) => accept(listener, shared.clone(), admits).await,
+                Some(listener) => {
+                    accept(
+                        listener,
+                        shared.clone(),
+                        Door::new(admits, shared.max_unauthenticated),
+                    )
+                    .await
+                }
                 None => std::future::pending().await,
             }
         };

@@ -1,0 +1,131 @@
+//! An MCP server of a router in this process decides and records its calls
+//! as the socket's server does: its guard (the same `CallGuard`) sees the
+//! bound arguments and may deny with a reason the model reads, and its
+//! audit log (the same `AuditSink`) gets one record per call, scope `mcp`.
+//! A forwarding server given either is refused: its host decides.
+
+#[path = "../examples/mcp/commands.rs"]
+mod commands;
+
+#[path = "support/mcp_session.rs"]
+mod session;
+
+use std::time::Duration;
+
+use gangway::ipc::{AsyncIpcClient, AuditLog, CallInfo, Decision, IpcServer};
+use gangway::mcp::McpServer;
+use serde_json::{Value, json};
+use session::{PATIENCE, Session, text};
+
+/// The audit log's records, once there are `count` of them.
+async fn records(path: &std::path::Path, count: usize) -> Vec<Value> {
+    let started = std::time::Instant::now();
+    loop {
+        let log = std::fs::read_to_string(path).unwrap_or_default();
+        let records: Vec<Value> = log
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect();
+        if records.len() >= count {
+            return records;
+        }
+        assert!(
+            started.elapsed() < PATIENCE,
+            "{} records: {records:?}",
+            records.len()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_is_decided_by_the_guard_and_recorded_in_the_audit_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let audit = dir.path().join("audit.jsonl");
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let told = seen.clone();
+    let guard = move |info: &CallInfo| {
+        told.lock()
+            .unwrap()
+            .push((info.scope().map(str::to_owned), info.args().clone()));
+        let decision = if info.args()["name"] == "mallory" {
+            Decision::deny("mallory may not be greeted; ask the user")
+        } else {
+            Decision::Allow
+        };
+        std::future::ready(decision)
+    };
+    let server = McpServer::new(commands::router())
+        .guard(guard)
+        .audit(AuditLog::jsonl(&audit).unwrap());
+    let (mut session, _serving) = Session::start(server).await;
+
+    let allowed = session.call(1, "greet", json!({"name": "ada"})).await;
+    assert_eq!(text(&allowed), (false, "hello ada"));
+    let denied = session.call(2, "greet", json!({"name": "mallory"})).await;
+    assert_eq!(
+        text(&denied),
+        (true, "greet: mallory may not be greeted; ask the user")
+    );
+    let failed = session.call(3, "fail", json!({"why": "on purpose"})).await;
+    assert!(text(&failed).0);
+
+    // The guard saw the scope `mcp` and the bound arguments.
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 3, "{seen:?}");
+    assert_eq!(seen[0], (Some("mcp".to_owned()), json!({"name": "ada"})));
+
+    let records = records(&audit, 3).await;
+    let summary: Vec<(&str, &str, &str, Option<i64>)> = records
+        .iter()
+        .map(|r| {
+            (
+                r["scope"].as_str().unwrap(),
+                r["command"].as_str().unwrap(),
+                r["outcome"].as_str().unwrap(),
+                r["exit"].as_i64(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            ("mcp", "greet", "ok", Some(0)),
+            ("mcp", "greet", "denied", Some(77)),
+            ("mcp", "fail", "handler_error", Some(1)),
+        ]
+    );
+    assert_eq!(
+        records[1]["reason"],
+        "mallory may not be greeted; ask the user"
+    );
+    assert_eq!(records[1]["args"], json!({"name": "mallory"}));
+    assert!(records[0]["pid"].is_null() && records[0]["uid"].is_null());
+    assert!(records[0]["bytes_in"].as_u64().unwrap() > 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_forwarding_server_given_a_guard_or_an_audit_log_is_refused() {
+    let host = IpcServer::start(commands::router()).await.unwrap();
+    let env = host.sandbox_env();
+    for with in ["guard", "audit"] {
+        let client = AsyncIpcClient::connect_to(env.endpoint(), env.token())
+            .await
+            .unwrap();
+        let server = McpServer::forwarding(client);
+        let server = match with {
+            "guard" => server.guard(|_: &CallInfo| std::future::ready(Decision::Allow)),
+            _ => server.audit(AuditLog::tracing()),
+        };
+        let (_client_end, server_end) = tokio::io::duplex(1024);
+        let (read, write) = tokio::io::split(server_end);
+        let refused = server.serve_io(read, write).await.unwrap_err();
+        assert!(
+            refused
+                .to_string()
+                .contains("decided and recorded by its host"),
+            "{with}: {refused}"
+        );
+    }
+    host.shutdown(Duration::from_secs(1)).await;
+}
