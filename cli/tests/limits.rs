@@ -95,20 +95,31 @@ fn an_idle_connection_is_closed_and_told_why_and_a_running_call_keeps_it() {
 #[test]
 fn one_sandbox_flooding_its_own_socket_leaves_the_others_served() {
     raise_descriptor_limit();
-    let host = Host::start();
+    // A short wait for a slot, so the refusals come quickly.
+    let host = Host::start_with(IpcServer::builder().hello_timeout(Duration::from_millis(300)));
     let flooder = scoped(&host, Scope::new("flooder"));
     let bystander = scoped(&host, Scope::new("bystander"));
     let socket = socket_of(&flooder.env);
-    // 400 authenticated connections, kept open: the scope's quota of them
-    // is welcomed, the rest told why they are not.
-    let mut idle = Vec::new();
-    let mut refused = Vec::new();
-    for _ in 0..400 {
-        match authenticated(&socket, flooder.env.token()) {
-            Ok(raw) => idle.push(raw),
-            Err(why) => refused.push(why),
-        }
-    }
+    // 400 authenticated connections from 40 threads, kept open: the
+    // scope's quota of them is welcomed, the rest told why they are not.
+    let attempts: Vec<Result<UnixStream, String>> = std::thread::scope(|threads| {
+        let workers: Vec<_> = (0..40)
+            .map(|_| {
+                threads.spawn(|| {
+                    (0..10)
+                        .map(|_| authenticated(&socket, flooder.env.token()))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|worker| worker.join().unwrap())
+            .collect()
+    });
+    let (idle, refused): (Vec<_>, Vec<_>) = attempts.into_iter().partition(Result::is_ok);
+    let idle: Vec<UnixStream> = idle.into_iter().map(Result::unwrap).collect();
+    let refused: Vec<String> = refused.into_iter().map(Result::unwrap_err).collect();
     assert_eq!(idle.len(), 64, "the default quota: {:?}", refused.first());
     assert!(
         refused

@@ -137,10 +137,12 @@ impl IpcServerBuilder {
         max_connections(connections: usize) => connections.clamp(1, Semaphore::MAX_PERMITS);
 
         /// How many connections one scope (its token: the full-access one
-        /// is a scope of its own) may hold open at once (64 by default); one
-        /// more is answered `busy` (exit 69) after its hello and closed. A
-        /// sandbox flooding its own socket so holds at most this many, and
-        /// every other scope is served.
+        /// is a scope of its own) may hold open at once (64 by default). One
+        /// more waits, after its hello, for one of them to close (at most
+        /// the [`hello_timeout`](IpcServerBuilder::hello_timeout), holding
+        /// its socket's room for hellos meanwhile), then is answered `busy`
+        /// (exit 69) and closed. A sandbox flooding its own socket so holds
+        /// at most this many, and every other scope is served.
         max_connections_per_scope(connections: usize) => connections.clamp(1, Semaphore::MAX_PERMITS);
 
         /// How many connections one socket (each scope's; over TCP, the one

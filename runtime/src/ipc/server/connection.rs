@@ -82,12 +82,14 @@ pub(super) async fn serve_connection<R, W>(
     else {
         return;
     };
-    // Said: its room at the door is another's now.
-    drop(waiting);
-    let Some(scope) = grant.connection_slot() else {
+    // A burst of its scope's connections may still be closing: it waits a
+    // while for one of them, still holding its room at the door, so a
+    // sandbox that keeps them open holds that room, and no more.
+    let Some(scope) = grant.connection_slot(shared.hello_timeout).await else {
         refuse_over_quota(&mut reader, &mut writer, &grant).await;
         return;
     };
+    drop(waiting);
     // A hello that finished as shutdown began gets no calls.
     if !welcome(&mut writer, shared).await || shared.soft.is_cancelled() {
         return;

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, RwLock};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use subtle::ConstantTimeEq;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
@@ -70,9 +70,11 @@ impl Grant {
         }
     }
 
-    /// Room for one more connection of this grant's, if it has any left.
-    pub(crate) fn connection_slot(&self) -> Option<OwnedSemaphorePermit> {
-        self.connections.clone().try_acquire_owned().ok()
+    /// Room for one more connection of this grant's, waiting at most
+    /// `within` for one of its connections to close; `None` if none did.
+    pub(crate) async fn connection_slot(&self, within: Duration) -> Option<OwnedSemaphorePermit> {
+        let slot = self.connections.clone().acquire_owned();
+        tokio::time::timeout(within, slot).await.ok()?.ok()
     }
 
     /// How many connections the grant may hold open at once.
