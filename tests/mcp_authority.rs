@@ -129,3 +129,69 @@ async fn a_forwarding_server_given_a_guard_or_an_audit_log_is_refused() {
     }
     host.shutdown(Duration::from_secs(1)).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_call_is_recorded_cancelled_and_every_record_is_written_when_serving_ends() {
+    let dir = tempfile::tempdir().unwrap();
+    let audit = dir.path().join("audit.jsonl");
+    let server = McpServer::new(commands::router()).audit(AuditLog::jsonl(&audit).unwrap());
+    let (mut session, serving) = Session::start(server).await;
+    session
+        .send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "countdown", "arguments": {"from": 1000, "step_ms": 10},
+                       "_meta": {"progressToken": "p"}}}))
+        .await;
+    // It runs: a progress report came.
+    while session.next().await["method"] != "notifications/progress" {}
+    session
+        .send(
+            json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+            "params": {"requestId": 1, "reason": "the user changed their mind"}}),
+        )
+        .await;
+    // The handler honours the cancel and answers "cancelled after N steps":
+    // the call was cancelled all the same.
+    let records = records(&audit, 1).await;
+    assert_eq!(records[0]["command"], "countdown");
+    assert_eq!(records[0]["outcome"], "cancelled", "{:?}", records[0]);
+    assert!(records[0]["exit"].is_null(), "{:?}", records[0]);
+    // Calls made just before the session ends are in the log once serving
+    // has returned, with no wait.
+    for id in 2..12 {
+        session
+            .send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": {"name": "greet", "arguments": {"name": "ada"}}}))
+            .await;
+    }
+    // Answered in any order.
+    let mut answered = 0;
+    while answered < 10 {
+        if session.next().await["result"]["content"][0]["text"] == "hello ada" {
+            answered += 1;
+        }
+    }
+    drop(session);
+    tokio::time::timeout(PATIENCE, serving)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    let log = std::fs::read_to_string(&audit).unwrap();
+    assert_eq!(log.lines().count(), 11, "{log}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_name_that_cannot_be_a_commands_is_refused_short_without_a_search() {
+    let (mut session, _serving) = Session::start(McpServer::new(commands::router())).await;
+    let huge = "g".repeat(1 << 20);
+    let refused = session.call(1, &huge, json!({})).await;
+    let (is_error, message) = text(&refused);
+    assert!(is_error);
+    assert!(
+        message.contains("cannot be a command's name") && message.len() < 1024,
+        "{}",
+        &message[..message.len().min(300)]
+    );
+    let refused = session.call(2, "gr\u{1b}[2Jeet", json!({})).await;
+    assert!(text(&refused).1.contains("cannot be a command's name"));
+}

@@ -46,6 +46,31 @@ async fn a_quiet_session_keeps_its_connection_past_the_hosts_idle_timeout() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_http_a_quiet_forwarding_server_keeps_its_connection_too() {
+    let server = IpcServer::builder()
+        .idle_timeout(Duration::from_millis(150))
+        .start(commands::router())
+        .await
+        .unwrap();
+    let env = server.scope(Scope::new("agent").commands(["greet"]));
+    let client = AsyncIpcClient::connect_to(env.endpoint(), env.token())
+        .await
+        .unwrap();
+    let watch = client.clone();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let serving = tokio::spawn(
+        McpServer::forwarding(client)
+            .bearer_token("a-test-token")
+            .serve_http_on(listener),
+    );
+    // No session calls for several idle timeouts: the connection stays.
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert!(!watch.is_closed(), "the host closed the quiet connection");
+    serving.abort();
+    server.shutdown(Duration::from_secs(5)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_forwarding_server_lists_calls_cancels_and_ends_with_its_host() {
     let dir = tempfile::tempdir().unwrap();
     let audit = dir.path().join("audit.jsonl");

@@ -190,7 +190,7 @@ fn run_mcp() -> i32 {
     {
         Ok(runtime) => runtime,
         Err(error) => {
-            eprintln!("gangway mcp: cannot start: {error}");
+            gangway::cli::say(format!("gangway mcp: cannot start: {error}"));
             return exit::FAILURE;
         }
     };
@@ -198,7 +198,7 @@ fn run_mcp() -> i32 {
         let client = match gangway::ipc::AsyncIpcClient::from_env().await {
             Ok(client) => client,
             Err(error) => {
-                eprintln!("gangway mcp: {error}");
+                gangway::cli::say(format!("gangway mcp: {error}"));
                 return error.exit_code();
             }
         };
@@ -208,7 +208,7 @@ fn run_mcp() -> i32 {
         {
             Ok(()) => exit::OK,
             Err(error) => {
-                eprintln!("gangway mcp: {error}");
+                gangway::cli::say(format!("gangway mcp: {error}"));
                 // The host went away: as for a call that cannot reach it.
                 if error.kind() == std::io::ErrorKind::ConnectionAborted {
                     exit::UNAVAILABLE

@@ -7,6 +7,8 @@
 
 mod common;
 
+use std::io::{Read, Write};
+use std::net::TcpStream;
 use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
@@ -49,8 +51,14 @@ fn raise_descriptor_limit() {
 /// A connection that said its hello and was welcomed, or why the host
 /// turned it away.
 fn authenticated(socket: &PathBuf, token: &str) -> Result<UnixStream, String> {
-    let mut raw = UnixStream::connect(socket).map_err(|e| e.to_string())?;
+    let raw = UnixStream::connect(socket).map_err(|e| e.to_string())?;
     raw.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    greeted(raw, token)
+}
+
+/// `raw` once it said its hello and was welcomed, or why the host turned
+/// it away.
+fn greeted<S: Read + Write>(mut raw: S, token: &str) -> Result<S, String> {
     let hello = protocol::Hello {
         v: protocol::VERSION,
         token: token.to_owned(),
@@ -288,6 +296,13 @@ fn the_audit_log_is_a_private_regular_file_of_the_hosts_never_a_link() {
     assert_eq!(mode, 0o600);
     use gangway::ipc::AuditSink;
     log.flush().unwrap();
+    // A second name for a file of the host's own (its `.bashrc`, say).
+    let bashrc = dir.path().join("bashrc");
+    std::fs::write(&bashrc, "").unwrap();
+    let linked = dir.path().join("linked.jsonl");
+    std::fs::hard_link(&bashrc, &linked).unwrap();
+    let error = AuditLog::jsonl(&linked).expect_err("a hard link is refused");
+    assert!(error.to_string().contains("2 hard links"), "{error}");
     // A directory, or a FIFO: not a regular file.
     for (what, path) in [
         ("a directory", dir.path().to_path_buf()),
@@ -319,4 +334,169 @@ fn fifo(dir: &std::path::Path) -> PathBuf {
     // SAFETY: a valid C string.
     assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
     path
+}
+
+#[test]
+fn scopes_at_their_quotas_together_lock_no_other_scope_out() {
+    // A backstop of 8 over every scope, 6 each: two scopes at their quotas
+    // would fill it.
+    let host = Host::start_with(
+        IpcServer::builder()
+            .max_connections(8)
+            .max_connections_per_scope(6)
+            .hello_timeout(Duration::from_millis(300)),
+    );
+    let first = scoped(&host, Scope::new("first"));
+    let second = scoped(&host, Scope::new("second"));
+    let third = scoped(&host, Scope::new("third"));
+    let open = |env: &SandboxEnv, count: usize| -> Vec<Result<UnixStream, String>> {
+        (0..count)
+            .map(|_| authenticated(&socket_of(env), env.token()))
+            .collect()
+    };
+    let held_first = open(&first.env, 6);
+    assert!(held_first.iter().all(Result::is_ok), "{held_first:?}");
+    // The second fills the backstop, then has its guaranteed four, and no
+    // more.
+    let held_second = open(&second.env, 6);
+    let welcomed = held_second.iter().filter(|held| held.is_ok()).count();
+    assert_eq!(welcomed, 4, "{held_second:?}");
+    for refused in held_second.iter().filter_map(|held| held.as_ref().err()) {
+        assert!(refused.contains("too many connections"), "{refused}");
+    }
+    // A third scope, and the main socket, are still served.
+    for env in [&third.env, &host.env()] {
+        let (code, stderr) = call(env, &["call", "ping"]);
+        assert_eq!(code, Some(0), "served: {stderr}");
+    }
+    drop((held_first, held_second));
+}
+
+#[test]
+fn over_tcp_a_scope_over_its_quota_is_refused_at_once_not_holding_the_shared_port() {
+    let host = Host::start_with(
+        IpcServer::builder()
+            .tcp("127.0.0.1:0".parse().unwrap())
+            .max_connections_per_scope(2)
+            .max_unauthenticated(1)
+            .hello_timeout(Duration::from_secs(30)),
+    );
+    let flooder = scoped(&host, Scope::new("flooder"));
+    let bystander = scoped(&host, Scope::new("bystander"));
+    let Endpoint::Tcp(address) = *flooder.env.endpoint() else {
+        panic!("a TCP server");
+    };
+    let connect = || {
+        let raw = TcpStream::connect(address).unwrap();
+        raw.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        greeted(raw, flooder.env.token())
+    };
+    let held: Vec<TcpStream> = (0..2).map(|_| connect().unwrap()).collect();
+    // The third is told at once: it does not wait out the 30-second hello
+    // timeout in the one port's room for hellos.
+    let started = Instant::now();
+    let refused = connect().expect_err("over the quota");
+    assert!(
+        refused.contains("2 connections to the host open"),
+        "{refused}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    let (code, stderr) = call(&bystander.env, &["call", "ping"]);
+    assert_eq!(code, Some(0), "served: {stderr}");
+    drop(held);
+}
+
+#[test]
+fn a_call_waiting_for_a_slow_producers_whole_input_is_not_idle() {
+    let host = Host::start_with(IpcServer::builder().idle_timeout(Duration::from_millis(200)));
+    // `slow | upper`: the host asks for the whole input, which comes well
+    // after the idle timeout.
+    let mut producer = std::process::Command::new("sh")
+        .args(["-c", "sleep 1; printf slow"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut upper = client(&host.env(), &["call", "upper", "--stdin", "text"]);
+    upper.stdin(producer.stdout.take().unwrap());
+    let out = upper.output().unwrap();
+    assert!(producer.wait().unwrap().success());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout).trim_end(), "SLOW");
+}
+
+#[test]
+fn the_idle_notice_comes_after_every_answer_queued() {
+    let host = Host::start_with(IpcServer::builder().idle_timeout(Duration::from_millis(200)));
+    let env = host.env();
+    let mut raw = authenticated(&socket_of(&env), env.token()).unwrap();
+    // A large answer the caller does not read for a while, and a small one
+    // queued behind it: both calls end, so the connection falls idle
+    // while they wait to be written.
+    let repeat = |id: u64, word: &str, times: &str| protocol::Request {
+        id,
+        method: "repeat".into(),
+        params: None,
+        argv: Some(vec![word.into(), times.into()]),
+        json: None,
+        stdin: None,
+        stdin_ready: false,
+    };
+    protocol::write_frame(&mut raw, &common::call_frame(repeat(1, "x", "4000000"))).unwrap();
+    // The first answer's length: its writing has begun (and stalls, unread).
+    let mut head = [0u8; 4];
+    raw.read_exact(&mut head).unwrap();
+    protocol::write_frame(&mut raw, &common::call_frame(repeat(2, "y", "1"))).unwrap();
+    std::thread::sleep(Duration::from_millis(800));
+    let mut first = vec![0u8; u32::from_be_bytes(head) as usize];
+    raw.read_exact(&mut first).unwrap();
+    let mut bodies = vec![first];
+    while let Some(body) = protocol::read_frame(&mut raw, 16 << 20).unwrap() {
+        bodies.push(body);
+    }
+    let ids: Vec<u64> = bodies
+        .iter()
+        .map(|body| match protocol::decode(body) {
+            Ok(protocol::HostFrame::Answer(answer)) => answer.id,
+            _ => panic!("an answer"),
+        })
+        .collect();
+    assert_eq!(ids, [1, 2, 0], "both answers, then the notice");
+}
+
+#[test]
+fn a_scope_lapsing_under_a_call_reading_its_input_is_answered_denied() {
+    let host = Host::start();
+    let server = host.server.as_ref().unwrap();
+    // Several at once: the reader failing the input first and the
+    // connection cancelling the call first must answer alike.
+    let children: Vec<_> = (0..6)
+        .map(|n| {
+            let env = server.scope(
+                Scope::new(format!("short-{n}"))
+                    .commands(["sum"])
+                    .expires_in(Duration::from_millis(400)),
+            );
+            let mut producer = std::process::Command::new("sleep")
+                .arg("5")
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            let mut sum = client(&env, &["call", "sum", "--stdin", "input"]);
+            sum.stdin(producer.stdout.take().unwrap())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped());
+            (sum.spawn().unwrap(), producer)
+        })
+        .collect();
+    for (child, mut producer) in children {
+        let (code, _, stderr) = finish(child);
+        let _ = producer.kill();
+        let _ = producer.wait();
+        assert_eq!(code, Some(77), "{stderr}");
+        assert!(stderr.contains("expired"), "{stderr}");
+    }
 }

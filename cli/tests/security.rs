@@ -316,9 +316,10 @@ fn connect_within(host: &Host, seconds: u64) -> IpcClient {
 
 #[test]
 fn a_client_that_stops_reading_is_cut_off_and_its_slot_freed() {
+    // One connection for the scope: the next waits for the hog's.
     let host = Host::start_with(
         IpcServer::builder()
-            .max_connections(1)
+            .max_connections_per_scope(1)
             .io_timeout(Duration::from_millis(300)),
     );
     let mut hog = UnixStream::connect(socket_path(&host)).unwrap();

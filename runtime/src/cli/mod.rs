@@ -77,7 +77,7 @@ mod signals;
 use print::print_response;
 pub use progress::ENV_PROGRESS;
 use progress::ProgressView;
-use say::say;
+pub use say::say;
 use signals::SignalWatch;
 
 /// How long a call runs before the client starts watching for Ctrl-C.

@@ -10,18 +10,37 @@ use std::borrow::Cow;
 use std::io::Write;
 
 /// `text` without its control characters (C0, DEL and C1) other than
-/// `\n` and `\t`.
+/// `\n` and `\t`, and without the invisible characters that reorder or
+/// hide text (bidirectional overrides and isolates, zero-width spaces and
+/// joiners): a message shows what it says.
 pub(crate) fn shown(text: &str) -> Cow<'_, str> {
-    let unsafe_char = |c: char| c.is_control() && c != '\n' && c != '\t';
-    if text.chars().any(unsafe_char) {
-        Cow::Owned(text.chars().filter(|c| !unsafe_char(*c)).collect())
+    if text.chars().any(hidden) {
+        Cow::Owned(text.chars().filter(|c| !hidden(*c)).collect())
     } else {
         Cow::Borrowed(text)
     }
 }
 
-/// Writes `message`, shown safely, and a newline to standard error.
-pub(crate) fn say(message: impl AsRef<str>) {
+/// Whether `c` is left out of a message shown to a terminal.
+fn hidden(c: char) -> bool {
+    (c.is_control() && c != '\n' && c != '\t')
+        || matches!(
+            c,
+            // The Arabic letter mark; zero-width space, joiners and marks.
+            '\u{061C}' | '\u{200B}'..='\u{200F}'
+            // Bidirectional embeddings and overrides.
+            | '\u{202A}'..='\u{202E}'
+            // Word joiner, invisible operators, bidirectional isolates.
+            | '\u{2060}'..='\u{2069}'
+            // Zero-width no-break space (a byte-order mark).
+            | '\u{FEFF}'
+        )
+}
+
+/// Writes `message` and a newline to standard error, without the control
+/// and invisible characters a terminal would act on (as every message the
+/// client prints is shown): for text that may come from the host.
+pub fn say(message: impl AsRef<str>) {
     let mut stderr = std::io::stderr().lock();
     let _ = writeln!(stderr, "{}", shown(message.as_ref()));
 }
@@ -35,5 +54,9 @@ mod tests {
         let hostile = "\u{1b}]0;pwned\u{7}\u{1b}[2Jline\tone\nline two\u{7f}\u{9b}31m";
         assert_eq!(shown(hostile), "]0;pwned[2Jline\tone\nline two31m");
         assert!(matches!(shown("plain text"), Cow::Borrowed(_)));
+        // Text that reads backwards, or hides a word, shows as it is.
+        let reordered = "fine\u{202E}txt.exe\u{2066}x\u{2069}\u{200B}y\u{FEFF}";
+        assert_eq!(shown(reordered), "finetxt.exexy");
+        assert_eq!(shown("naïve café 日本"), "naïve café 日本");
     }
 }

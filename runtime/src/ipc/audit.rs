@@ -278,6 +278,7 @@ impl AuditSink for AuditLog {
 /// Opens `path` for appending, creating it 0600: never through a link, only
 /// a regular file of this user's, made 0600 if it was not.
 fn open_private_append(path: &Path) -> io::Result<File> {
+    use std::os::fd::AsRawFd;
     use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
     let file = OpenOptions::new()
         .append(true)
@@ -311,8 +312,28 @@ fn open_private_append(path: &Path) -> io::Result<File> {
             ),
         ));
     }
+    // Another name for the same file (a hard link to the host's own
+    // `.bashrc`, say) would have records appended there.
+    if meta.nlink() > 1 {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "it has {} hard links, and an audit log is a file of its own; name a new file",
+                meta.nlink()
+            ),
+        ));
+    }
     if meta.permissions().mode() & 0o777 != 0o600 {
         file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    }
+    // Non-blocking only to open a FIFO without hanging: the writes block.
+    // SAFETY: `fcntl` on a descriptor this function owns.
+    let blocking = unsafe {
+        let flags = libc::fcntl(file.as_raw_fd(), libc::F_GETFL);
+        flags >= 0 && libc::fcntl(file.as_raw_fd(), libc::F_SETFL, flags & !libc::O_NONBLOCK) == 0
+    };
+    if !blocking {
+        return Err(io::Error::last_os_error());
     }
     Ok(file)
 }

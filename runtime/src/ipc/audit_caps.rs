@@ -43,17 +43,27 @@ pub(crate) fn fitted(mut record: AuditRecord) -> AuditRecord {
     record
 }
 
-/// `text` cut to at most `max` bytes, at a character boundary, with its
-/// length noted: `kept… (N bytes)`.
+/// `text` cut to at most `max` bytes as JSON writes it (where a control
+/// character takes six), at a character boundary, with its length noted:
+/// `kept… (N bytes)`.
 pub(crate) fn capped(text: &str, max: usize) -> String {
-    if text.len() <= max {
-        return text.to_owned();
+    let mut size = 0;
+    for (at, c) in text.char_indices() {
+        size += json_len(c);
+        if size > max {
+            return format!("{}… ({} bytes)", &text[..at], text.len());
+        }
     }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
+    text.to_owned()
+}
+
+/// The bytes `c` takes in a JSON string.
+fn json_len(c: char) -> usize {
+    match c {
+        '"' | '\\' | '\n' | '\t' | '\r' | '\u{8}' | '\u{c}' => 2,
+        c if u32::from(c) < 0x20 => 6,
+        c => c.len_utf8(),
     }
-    format!("{}… ({} bytes)", &text[..end], text.len())
 }
 
 /// The arguments with each string capped and each list and map cut short.
@@ -131,6 +141,27 @@ mod tests {
         assert_eq!(args["list"].as_array().unwrap().len(), ARGUMENT_ITEMS + 1);
         assert_eq!(args["list"][ARGUMENT_ITEMS], "… (5000 items)");
         assert!(args["text"].as_str().unwrap().ends_with("… (100000 bytes)"));
+    }
+
+    #[test]
+    fn control_characters_count_as_json_writes_them() {
+        let mut escaped = record();
+        escaped.command = Some("\u{1}".repeat(100_000));
+        escaped.scope = Some("\u{1}".repeat(500));
+        escaped.decision = Some(Decision::Deny("\u{1f}".repeat(100_000)));
+        escaped.args = Some(serde_json::json!({ "\u{1}".repeat(300): "\u{2}".repeat(300) }));
+        let fitted = fitted(escaped);
+        let json = serde_json::to_vec(&fitted).unwrap();
+        assert!(json.len() < 4096, "{} bytes", json.len());
+        let command = fitted.command.unwrap();
+        assert_eq!(
+            command,
+            format!("{}… (100000 bytes)", "\u{1}".repeat(COMMAND / 6))
+        );
+        // A short text is kept whole, escapes and all.
+        assert_eq!(capped("a\u{1}b", 10), "a\u{1}b");
+        assert_eq!(capped("a\u{1}b", 6), "a… (3 bytes)");
+        assert_eq!(capped("\"\\\"", 4), "\"\\… (3 bytes)");
     }
 
     #[test]

@@ -81,6 +81,24 @@ pub enum IpcError {
 }
 
 impl IpcError {
+    /// The error for a name that cannot be a command's: it keeps the name's
+    /// first 64 bytes (at a character boundary) and notes its length.
+    pub(crate) fn invalid_name(method: &str) -> IpcError {
+        const KEPT: usize = 64;
+        if method.len() <= KEPT {
+            return IpcError::InvalidName {
+                method: method.to_owned(),
+            };
+        }
+        let mut end = KEPT;
+        while !method.is_char_boundary(end) {
+            end -= 1;
+        }
+        IpcError::InvalidName {
+            method: format!("{}… ({} bytes)", &method[..end], method.len()),
+        }
+    }
+
     /// The kind of error, whose name ([`ErrorKind::as_str`]) is stable and
     /// used on the wire.
     pub fn kind(&self) -> ErrorKind {

@@ -255,7 +255,13 @@ impl IpcRouter {
         }
     }
 
+    /// The error for calling `method`, which is no command here: a name
+    /// that cannot be a command's is refused as such (cut short, with no
+    /// search for a near one).
     pub(crate) fn unknown_method(&self, method: &str) -> IpcError {
+        if !crate::tool::is_valid_command_name(method) {
+            return IpcError::invalid_name(method);
+        }
         IpcError::UnknownMethod {
             method: method.to_owned(),
             suggestion: closest(method, self.commands.keys().map(String::as_str))

@@ -7,7 +7,7 @@
 use std::fmt;
 use std::io;
 use std::sync::{Arc, Mutex};
-use std::time::{Instant, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use tokio_util::sync::CancellationToken;
 
@@ -16,6 +16,10 @@ use crate::ipc::{Admission, AuditOutcome, AuditRecord, AuditSink, Auditor, CallG
 
 /// The scope an MCP call's record names.
 const MCP_SCOPE: &str = "mcp";
+
+/// How long a server that stops serving waits for its audit records to be
+/// written.
+const FLUSH_DEADLINE: Duration = Duration::from_secs(5);
 
 /// An audit sink given, until serving starts it.
 type PendingSink = Arc<Mutex<Option<Box<dyn AuditSink>>>>;
@@ -70,6 +74,15 @@ impl Authority {
             })?;
         self.auditor = Some(Arc::new(Auditor::start(sink)?));
         Ok(())
+    }
+
+    /// Waits until every record queued so far is written and flushed, at
+    /// most [`FLUSH_DEADLINE`]; how many were not by then.
+    pub(super) async fn flush(&self) -> u64 {
+        match &self.auditor {
+            Some(auditor) => auditor.flush(FLUSH_DEADLINE).await,
+            None => 0,
+        }
     }
 
     /// What a call's context carries to admit it: the guard, and whether
@@ -142,7 +155,9 @@ impl McpServer {
     /// [`IpcServerBuilder::audit`](crate::ipc::IpcServerBuilder::audit)
     /// does: the same sinks, the same fields, the scope `mcp`, no `pid` or
     /// `uid`. The sink's thread starts when the server starts serving, and
-    /// belongs to the first server serving from this one or a clone. For a
+    /// belongs to the first server serving from this one or a clone; every
+    /// record is written before [`serve_io`](McpServer::serve_io) returns
+    /// (waiting at most 5 seconds for a slow sink). For a
     /// router served in this process: a forwarding server's calls are
     /// recorded by its host.
     pub fn audit(mut self, sink: impl AuditSink) -> Self {

@@ -53,6 +53,12 @@ pub(super) async fn call(
     let (audited, exit) = match (&outcome, stopped) {
         (_, Some(CancelReason::TimedOut)) => (AuditOutcome::Timeout, Some(exit::TIMEOUT)),
         (Err(IpcError::Cancelled { .. }), _) => (AuditOutcome::Cancelled, None),
+        // A handler that honours its client's cancel still answers: the call
+        // was cancelled all the same. (A panic stays a panic.)
+        (
+            Ok(_) | Err(IpcError::Handler { .. }),
+            Some(CancelReason::Interrupted | CancelReason::CallerGone),
+        ) => (AuditOutcome::Cancelled, None),
         (Ok(_), _) => (AuditOutcome::Ok, Some(exit::OK)),
         (Err(error), _) => (
             AuditOutcome::of_error(&error.kind()),

@@ -168,9 +168,27 @@ impl McpServer {
         // connection ends with it.
         let shutdown = CancellationToken::new();
         let _stop_all = shutdown.clone().drop_guard();
+        // A forwarding server keeps its connection to the host from the
+        // host's idle timeout while no session calls.
+        let host = match &self.commands {
+            super::Commands::Host(client) => Some(client.clone()),
+            super::Commands::Local(_) => None,
+        };
+        let keeping = async {
+            match &host {
+                Some(host) => super::keep_alive(host).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::pin!(keeping);
+        let authority = self.authority.clone();
         let front = Arc::new(Front::new(self, shutdown.clone()));
         loop {
-            let (stream, _peer) = match listener.accept().await {
+            let accepted = tokio::select! {
+                accepted = listener.accept() => accepted,
+                () = &mut keeping => unreachable!("keeping a connection alive never ends"),
+            };
+            let (stream, _peer) = match accepted {
                 Ok(accepted) => accepted,
                 // Out of file descriptors and the like: wait and go on
                 // rather than end the server.
@@ -179,7 +197,10 @@ impl McpServer {
                     tokio::time::sleep(Duration::from_millis(100)).await;
                     continue;
                 }
-                Err(error) => return Err(error),
+                Err(error) => {
+                    authority.flush().await;
+                    return Err(error);
+                }
             };
             let front = front.clone();
             let shutdown = shutdown.clone();

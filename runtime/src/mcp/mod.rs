@@ -217,6 +217,7 @@ impl McpServer {
         self.authority.start(host.is_some())?;
         // The end of the input is not a cancel: rmcp gives running calls
         // time to answer (5 s) before it cancels them itself.
+        let handler_authority = self.authority.clone();
         let handler = Handler::new(self, CancellationToken::new());
         let running = handler
             .serve((reader, writer))
@@ -226,7 +227,10 @@ impl McpServer {
             io::Error::other(format!("the MCP session failed: {error}"))
         };
         let Some(host) = host else {
-            return running.waiting().await.map(|_| ()).map_err(session_failed);
+            let ended = running.waiting().await.map(|_| ()).map_err(session_failed);
+            // Every call's record is written before serving returns.
+            handler_authority.flush().await;
+            return ended;
         };
         // Without its host a forwarding server can do nothing: it ends, so
         // the agent's client sees it go (and may start it again) rather
@@ -255,7 +259,7 @@ impl McpServer {
 
 /// Sends the host a `list` within each stretch of its idle timeout (a
 /// third of it), so a quiet session's connection stays open; never ends.
-async fn keep_alive(host: &AsyncIpcClient) {
+pub(crate) async fn keep_alive(host: &AsyncIpcClient) {
     let Some(idle) = host.idle_timeout() else {
         return std::future::pending().await;
     };

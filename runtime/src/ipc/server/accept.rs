@@ -1,8 +1,8 @@
 //! The accept loop every listener runs (the main one and each scope's),
-//! and the limits met there: the listener's room for connections before
-//! their hello, past which the next ones wait in the kernel's queue, and
-//! the server's backstop over every connection, past which a connection is
-//! turned away as busy.
+//! and the limit met there: the listener's room for connections before
+//! their hello, past which the next ones wait in the kernel's queue. (The
+//! limits on connections that said their hello, each scope's quota and
+//! the server's backstop, are met once the hello names the scope.)
 
 use std::io;
 use std::sync::Arc;
@@ -13,7 +13,7 @@ use tokio::sync::OwnedSemaphorePermit;
 
 use super::Shared;
 use super::connection::serve_connection;
-use super::handshake::{Door, turn_away};
+use super::handshake::Door;
 use crate::ipc::guard::PeerCredentials;
 
 /// A listener whose connections come split into a reading and a writing
@@ -89,11 +89,8 @@ async fn accept_failed() {
     tokio::time::sleep(Duration::from_millis(20)).await;
 }
 
-/// What a connection turned away for the server's backstop is told.
-const HOST_FULL: &str = "the host has too many connections open; try again";
-
-/// Serves a connection, which holds its room at the door (`waiting`), or
-/// turns it away when the server is full.
+/// Serves a connection, which holds its room at the door (`waiting`) until
+/// its hello is taken.
 fn admit<R, W>(
     reader: R,
     writer: W,
@@ -105,17 +102,13 @@ fn admit<R, W>(
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let Ok(total) = shared.connections.clone().try_acquire_owned() else {
-        turn_away(reader, writer, HOST_FULL, shared);
-        return;
-    };
     let shared = shared.clone();
     let door = door.clone();
     shared.tracker.clone().spawn(async move {
         let hard = shared.hard.clone();
         tokio::select! {
             () = hard.cancelled() => {}
-            () = serve_connection(reader, writer, peer, &door, &shared, total, waiting) => {}
+            () = serve_connection(reader, writer, peer, &door, &shared, waiting) => {}
         }
     });
 }

@@ -126,7 +126,7 @@ impl Auditor {
     /// Waits until every record queued so far is written and flushed, at
     /// most `deadline`; gives how many were not by then (the sink's thread
     /// goes on with them).
-    pub(super) async fn flush(&self, deadline: Duration) -> u64 {
+    pub(crate) async fn flush(&self, deadline: Duration) -> u64 {
         let (done, written) = oneshot::channel();
         let flushed = tokio::time::timeout(deadline, async {
             if self.queue.send(Message::Flush(done)).await.is_ok() {

@@ -29,11 +29,6 @@ const MIN_TOKEN_LEN: usize = 16;
 const MAX_TOKEN_LEN: usize = 1024;
 /// The most calls one connection may have in flight.
 const MAX_IN_FLIGHT: usize = 65_536;
-/// The most connections being turned away at once (each given at most a
-/// second to read why); past that, a connection turned away is closed at
-/// once, so a flood holds no task or descriptor past a bound.
-const MAX_REFUSALS: usize = 64;
-
 /// An audit sink a builder holds: taken by the first server started from
 /// it (or a clone), since a sink has one owner.
 type SharedSink = Arc<Mutex<Option<Box<dyn AuditSink>>>>;
@@ -131,9 +126,14 @@ impl IpcServerBuilder {
         /// with `response_too_large`.
         max_frame(bytes: usize) => bytes.max(protocol::MAX_HELLO_FRAME);
 
-        /// How many connections may be open at once over every socket (256
-        /// by default), a backstop above the limits each scope has; one more
-        /// is answered with a `busy` error and closed.
+        /// How many connections that said their hello may be open at once
+        /// over every socket (256 by default), a backstop above the limits
+        /// each scope has. Past it, a scope holding fewer than 4 connections
+        /// is still served (so scopes at their quotas together lock no other
+        /// out), and any other connection is answered with a `busy` error
+        /// (exit 69) and closed. Connections yet to say their hello are
+        /// bounded by each socket's
+        /// [`max_unauthenticated`](IpcServerBuilder::max_unauthenticated).
         max_connections(connections: usize) => connections.clamp(1, Semaphore::MAX_PERMITS);
 
         /// How many connections one scope (its token: the full-access one
@@ -141,8 +141,9 @@ impl IpcServerBuilder {
         /// more waits, after its hello, for one of them to close (at most
         /// the [`hello_timeout`](IpcServerBuilder::hello_timeout), holding
         /// its socket's room for hellos meanwhile), then is answered `busy`
-        /// (exit 69) and closed. A sandbox flooding its own socket so holds
-        /// at most this many, and every other scope is served.
+        /// (exit 69) and closed; over TCP, where every scope shares one
+        /// port, it is answered at once. A sandbox flooding its own socket
+        /// so holds at most this many, and every other scope is served.
         max_connections_per_scope(connections: usize) => connections.clamp(1, Semaphore::MAX_PERMITS);
 
         /// How many connections one socket (each scope's; over TCP, the one
@@ -151,7 +152,10 @@ impl IpcServerBuilder {
         /// until one says it or its
         /// [`hello_timeout`](IpcServerBuilder::hello_timeout) ends it. A
         /// sandbox flooding its own socket with silent connections so delays
-        /// its own connections, and no other scope's.
+        /// its own connections, and no other scope's. Over TCP the one port's
+        /// room is every scope's: any process that reaches the port can
+        /// delay every caller's connections by filling it (a Unix socket
+        /// server gives each scope a socket of its own; prefer it).
         max_unauthenticated(connections: usize) => connections.clamp(1, Semaphore::MAX_PERMITS);
 
         /// How long an authenticated connection may sit with no call running
@@ -319,7 +323,6 @@ impl IpcServerBuilder {
             connections: Arc::new(Semaphore::new(self.max_connections)),
             max_unauthenticated: self.max_unauthenticated,
             idle_timeout: self.idle_timeout,
-            refusals: Arc::new(Semaphore::new(MAX_REFUSALS)),
             soft: soft.clone(),
             hard: CancellationToken::new(),
             tracker: TaskTracker::new(),

@@ -149,10 +149,7 @@ async fn respond(
     let method = request.method;
     // Before any look-up, and so before any "did you mean".
     if !crate::tool::is_valid_command_name(&method) {
-        let error = IpcError::InvalidName {
-            method: crate::ipc::audit_caps::capped(&method, 64),
-        };
-        return Response::failure(id, wire_error(error));
+        return Response::failure(id, wire_error(IpcError::invalid_name(&method)));
     }
     if let Some(error) = refusal(shared, grant, &method, &context) {
         return Response::failure(id, wire_error(error));
@@ -258,8 +255,7 @@ async fn respond(
         () = context.cancelled() => match finish_within_grace(shared, &mut call).await {
             Some(outcome) => outcome,
             None if let Some(lapse) = lapse_of(&context) => {
-                let error = WireError::server(ErrorKind::Denied, lapse.reason(), exit::DENIED);
-                return Response::failure(id, error);
+                return Response::failure(id, lapse.error());
             }
             None => {
                 let error = WireError::server(
@@ -274,8 +270,7 @@ async fn respond(
     // However the handler ended, a call whose access lapsed is answered as
     // denied.
     if let Some(lapse) = lapse_of(&context) {
-        let error = WireError::server(ErrorKind::Denied, lapse.reason(), exit::DENIED);
-        return Response::failure(id, error);
+        return Response::failure(id, lapse.error());
     }
     let mut response = Response {
         id,

@@ -12,6 +12,10 @@ use subtle::ConstantTimeEq;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 
+use crate::ipc::context::CancelReason;
+use crate::ipc::exit;
+use crate::ipc::kind::ErrorKind;
+use crate::ipc::protocol::WireError;
 use crate::ipc::scope::Scope;
 
 /// How many expired or revoked grants are remembered.
@@ -46,6 +50,19 @@ impl Lapse {
             Lapse::Revoked => "this sandbox's access was revoked by the host",
         }
     }
+
+    /// The error a call or connection is refused with (`denied`, exit 77).
+    pub(crate) fn error(self) -> WireError {
+        WireError::server(ErrorKind::Denied, self.reason(), exit::DENIED)
+    }
+
+    /// What the scope's running calls are cancelled with.
+    pub(crate) fn cancel_reason(self) -> CancelReason {
+        match self {
+            Lapse::Expired => CancelReason::Expired,
+            Lapse::Revoked => CancelReason::Revoked,
+        }
+    }
 }
 
 impl Grant {
@@ -77,9 +94,20 @@ impl Grant {
         tokio::time::timeout(within, slot).await.ok()?.ok()
     }
 
+    /// Room for one more connection of this grant's, if it has some now.
+    pub(crate) fn try_connection_slot(&self) -> Option<OwnedSemaphorePermit> {
+        self.connections.clone().try_acquire_owned().ok()
+    }
+
     /// How many connections the grant may hold open at once.
     pub(crate) fn connection_quota(&self) -> usize {
         self.quota
+    }
+
+    /// How many connections the grant holds open now.
+    pub(crate) fn connections_held(&self) -> usize {
+        self.quota
+            .saturating_sub(self.connections.available_permits())
     }
 
     /// Whether `presented` is this grant's token, compared in constant time.

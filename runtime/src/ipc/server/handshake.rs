@@ -3,7 +3,7 @@
 //! listener's door (whose tokens it takes, room for connections before
 //! their hello); and the refusals that end a connection before it makes a
 //! call (no hello in time, a wrong token or version, too many connections),
-//! themselves bounded.
+//! each given at most a second.
 
 use std::io;
 use std::sync::Arc;
@@ -55,25 +55,6 @@ impl Door {
             waiting: Arc::new(Semaphore::new(waiting)),
         }
     }
-}
-
-/// Turns a connection away, saying why (a `busy` error), within a second;
-/// with too many being turned away already, closes it at once: a flood of
-/// connections holds no task or descriptor past that bound.
-pub(super) fn turn_away<R, W>(reader: R, writer: W, why: &str, shared: &Shared)
-where
-    R: AsyncRead + Unpin + Send + 'static,
-    W: AsyncWrite + Unpin + Send + 'static,
-{
-    let Ok(permit) = shared.refusals.clone().try_acquire_owned() else {
-        return;
-    };
-    let error = WireError::server(ErrorKind::Busy, why, exit::UNAVAILABLE);
-    shared.tracker.spawn(async move {
-        let (mut reader, mut writer) = (reader, writer);
-        refuse(&mut reader, &mut writer, error).await;
-        drop(permit);
-    });
 }
 
 /// Sends one error frame for the connection as a whole and gives up on it,
@@ -148,7 +129,17 @@ where
          holds one while it runs)",
         grant.connection_quota()
     );
-    let error = WireError::server(ErrorKind::Busy, message, exit::UNAVAILABLE);
+    refuse_busy(reader, writer, &message).await;
+}
+
+/// Refuses a connection the host has no room for now, saying `why` (a
+/// `busy` error, exit 69).
+pub(super) async fn refuse_busy<R, W>(reader: &mut R, writer: &mut W, why: &str)
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    let error = WireError::server(ErrorKind::Busy, why, exit::UNAVAILABLE);
     refuse(reader, writer, error).await;
 }
 
@@ -254,7 +245,7 @@ fn take_token(
     };
     match grant.lapse() {
         Some(lapse) => {
-            let error = WireError::server(ErrorKind::Denied, lapse.reason(), exit::DENIED);
+            let error = lapse.error();
             Err(refused(grant.scope(), error))
         }
         None => Ok(grant),

@@ -46,11 +46,13 @@ mod auditor;
 mod builder;
 mod call;
 mod call_io;
+mod calls;
 mod connection;
 mod grants;
 mod handshake;
 mod listen;
 mod outbox;
+mod reader;
 mod rooms;
 
 #[cfg(feature = "mcp")]
@@ -138,14 +140,13 @@ struct Shared {
     cancel_grace: Duration,
     hello_timeout: Duration,
     io_timeout: Duration,
-    /// Every connection open, over every socket.
+    /// The backstop over every connection past its hello, over every
+    /// socket.
     connections: Arc<Semaphore>,
     /// How many connections one socket takes before their hello.
     max_unauthenticated: usize,
     /// How long an authenticated connection may idle.
     idle_timeout: Duration,
-    /// Connections being turned away.
-    refusals: Arc<Semaphore>,
     /// Stop accepting and reading new requests; calls in flight go on.
     soft: CancellationToken,
     /// Stop everything now: calls, writers, connections.
