@@ -193,5 +193,10 @@ async fn a_tool_name_that_cannot_be_a_commands_is_refused_short_without_a_search
         &message[..message.len().min(300)]
     );
     let refused = session.call(2, "gr\u{1b}[2Jeet", json!({})).await;
-    assert!(text(&refused).1.contains("cannot be a command's name"));
+    let message = text(&refused).1;
+    assert!(message.contains("cannot be a command's name"), "{message}");
+    assert!(
+        message.contains("gr\\u{1b}[2Jeet") && !message.contains('\u{1b}'),
+        "{message}"
+    );
 }

@@ -338,13 +338,12 @@ fn fifo(dir: &std::path::Path) -> PathBuf {
 
 #[test]
 fn scopes_at_their_quotas_together_lock_no_other_scope_out() {
-    // A backstop of 8 over every scope, 6 each: two scopes at their quotas
-    // would fill it.
+    // A backstop of 8 over every scope, 8 each: one scope at its quota
+    // fills it.
     let host = Host::start_with(
         IpcServer::builder()
             .max_connections(8)
-            .max_connections_per_scope(6)
-            .hello_timeout(Duration::from_millis(300)),
+            .max_connections_per_scope(8),
     );
     let first = scoped(&host, Scope::new("first"));
     let second = scoped(&host, Scope::new("second"));
@@ -354,10 +353,9 @@ fn scopes_at_their_quotas_together_lock_no_other_scope_out() {
             .map(|_| authenticated(&socket_of(env), env.token()))
             .collect()
     };
-    let held_first = open(&first.env, 6);
+    let held_first = open(&first.env, 8);
     assert!(held_first.iter().all(Result::is_ok), "{held_first:?}");
-    // The second fills the backstop, then has its guaranteed four, and no
-    // more.
+    // The second has its guaranteed four, and no more.
     let held_second = open(&second.env, 6);
     let welcomed = held_second.iter().filter(|held| held.is_ok()).count();
     assert_eq!(welcomed, 4, "{held_second:?}");
@@ -430,7 +428,7 @@ fn a_call_waiting_for_a_slow_producers_whole_input_is_not_idle() {
 
 #[test]
 fn the_idle_notice_comes_after_every_answer_queued() {
-    let host = Host::start_with(IpcServer::builder().idle_timeout(Duration::from_millis(200)));
+    let host = Host::start_with(IpcServer::builder().idle_timeout(Duration::from_millis(500)));
     let env = host.env();
     let mut raw = authenticated(&socket_of(&env), env.token()).unwrap();
     // A large answer the caller does not read for a while, and a small one
@@ -450,7 +448,8 @@ fn the_idle_notice_comes_after_every_answer_queued() {
     let mut head = [0u8; 4];
     raw.read_exact(&mut head).unwrap();
     protocol::write_frame(&mut raw, &common::call_frame(repeat(2, "y", "1"))).unwrap();
-    std::thread::sleep(Duration::from_millis(800));
+    // Past the idle timeout, the answers still unread.
+    std::thread::sleep(Duration::from_millis(1500));
     let mut first = vec![0u8; u32::from_be_bytes(head) as usize];
     raw.read_exact(&mut first).unwrap();
     let mut bodies = vec![first];
@@ -471,6 +470,7 @@ fn the_idle_notice_comes_after_every_answer_queued() {
 fn a_scope_lapsing_under_a_call_reading_its_input_is_answered_denied() {
     let host = Host::start();
     let server = host.server.as_ref().unwrap();
+    let started = host.tally.sum_chunks.load(Ordering::SeqCst);
     // Several at once: the reader failing the input first and the
     // connection cancelling the call first must answer alike.
     let children: Vec<_> = (0..6)
@@ -478,10 +478,11 @@ fn a_scope_lapsing_under_a_call_reading_its_input_is_answered_denied() {
             let env = server.scope(
                 Scope::new(format!("short-{n}"))
                     .commands(["sum"])
-                    .expires_in(Duration::from_millis(400)),
+                    .expires_in(Duration::from_secs(3)),
             );
-            let mut producer = std::process::Command::new("sleep")
-                .arg("5")
+            // A byte, then input that never ends.
+            let mut producer = std::process::Command::new("sh")
+                .args(["-c", "printf x; exec sleep 30"])
                 .stdout(std::process::Stdio::piped())
                 .spawn()
                 .unwrap();
@@ -492,6 +493,10 @@ fn a_scope_lapsing_under_a_call_reading_its_input_is_answered_denied() {
             (sum.spawn().unwrap(), producer)
         })
         .collect();
+    // Every call reads its input before its scope expires.
+    wait_until("each call read a chunk", || {
+        host.tally.sum_chunks.load(Ordering::SeqCst) >= started + 6
+    });
     for (child, mut producer) in children {
         let (code, _, stderr) = finish(child);
         let _ = producer.kill();
@@ -499,4 +504,46 @@ fn a_scope_lapsing_under_a_call_reading_its_input_is_answered_denied() {
         assert_eq!(code, Some(77), "{stderr}");
         assert!(stderr.contains("expired"), "{stderr}");
     }
+}
+
+#[test]
+fn a_connection_holds_its_room_until_all_it_had_to_say_is_written() {
+    // One connection for the scope, and a writer that waits a while for a
+    // slow reader.
+    let host = Host::start_with(
+        IpcServer::builder()
+            .max_connections_per_scope(1)
+            .hello_timeout(Duration::from_millis(500))
+            .io_timeout(Duration::from_secs(20)),
+    );
+    let env = host.env();
+    let socket = socket_of(&env);
+    let mut stalled = authenticated(&socket, env.token()).unwrap();
+    let request = protocol::Request {
+        id: 1,
+        method: "repeat".into(),
+        params: None,
+        argv: Some(vec!["x".into(), "4000000".into()]),
+        json: None,
+        stdin: None,
+        stdin_ready: false,
+    };
+    protocol::write_frame(&mut stalled, &common::call_frame(request)).unwrap();
+    // The answer's writing has begun, and stalls unread; then a frame that
+    // is no gangway frame ends the reading.
+    let mut head = [0u8; 4];
+    stalled.read_exact(&mut head).unwrap();
+    protocol::write_frame(&mut stalled, &[0xc1]).unwrap();
+    // The connection still holds its room: the next one waits, then is
+    // refused.
+    let refused = authenticated(&socket, env.token()).expect_err("over the quota");
+    assert!(
+        refused.contains("connections to the host open"),
+        "{refused}"
+    );
+    // Once the first is gone, its room is free.
+    drop(stalled);
+    wait_until("the room is free", || {
+        authenticated(&socket, env.token()).is_ok()
+    });
 }

@@ -308,12 +308,15 @@ fn a_call_over_the_timeout_is_answered_with_a_timeout() {
 
 #[test]
 fn connections_past_the_limit_are_turned_away_busy() {
+    // A backstop of one connection, which another scope holds.
     let host = Host::start_with(IpcServer::builder().max_connections(1));
-    let env = host.env();
-    let mut first = IpcClient::connect_to(env.endpoint(), env.token()).unwrap();
-    first.call_raw("ping", &[]).unwrap();
+    let server = host.server.as_ref().unwrap();
+    let other = server.scope(gangway::ipc::Scope::new("other"));
+    let mut holder = IpcClient::connect_to(other.endpoint(), other.token()).unwrap();
+    holder.call_raw("ping", &[]).unwrap();
     // Past the backstop a scope still has its guaranteed four, and no more.
-    let guaranteed: Vec<IpcClient> = (0..3)
+    let env = host.env();
+    let guaranteed: Vec<IpcClient> = (0..4)
         .map(|_| IpcClient::connect_to(env.endpoint(), env.token()).unwrap())
         .collect();
     let err = IpcClient::connect_to(env.endpoint(), env.token()).unwrap_err();
@@ -322,15 +325,15 @@ fn connections_past_the_limit_are_turned_away_busy() {
         Some(("busy", 69)),
         "{err}"
     );
-    drop(first);
-    // The slot frees when a connection closes.
+    // The backstop's place frees when the other scope's connection closes.
+    drop(holder);
     let deadline = Instant::now() + PATIENCE;
     loop {
-        if let Ok(mut third) = IpcClient::connect_to(env.endpoint(), env.token()) {
-            third.call_raw("ping", &[]).unwrap();
+        if let Ok(mut fifth) = IpcClient::connect_to(env.endpoint(), env.token()) {
+            fifth.call_raw("ping", &[]).unwrap();
             break;
         }
-        assert!(Instant::now() < deadline, "the freed slot is never reused");
+        assert!(Instant::now() < deadline, "the freed place is never reused");
         std::thread::sleep(Duration::from_millis(20));
     }
     drop(guaranteed);

@@ -6,7 +6,8 @@
 use super::say::say;
 use std::fmt::Write as _;
 
-use super::{report_error, write_stdout};
+use super::print::write_stdout;
+use super::say::report_error;
 use crate::ipc::{IpcClient, exit};
 use crate::tool::Manifest;
 

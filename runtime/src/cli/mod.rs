@@ -75,8 +75,10 @@ mod say;
 mod signals;
 
 use print::print_response;
+pub use print::write_stdout;
 pub use progress::ENV_PROGRESS;
 use progress::ProgressView;
+use say::report_error;
 pub use say::say;
 use signals::SignalWatch;
 
@@ -329,21 +331,6 @@ fn parse_call(mut args: impl Iterator<Item = OsString>) -> Result<Option<Call>, 
     }))
 }
 
-/// Writes `bytes` to standard output and flushes, giving the exit code: 0,
-/// also when the reader has gone (`cmd | head`: a closed pipe is not the
-/// command's failure), or 1 with the error on stderr.
-pub fn write_stdout(bytes: &[u8]) -> i32 {
-    let mut stdout = io::stdout().lock();
-    match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
-        Ok(()) => exit::OK,
-        Err(error) if error.kind() == io::ErrorKind::BrokenPipe => exit::OK,
-        Err(error) => {
-            say(format!("gangway: {error}"));
-            exit::FAILURE
-        }
-    }
-}
-
 fn run_call(call: Call) -> i32 {
     let mut words = Vec::with_capacity(call.args.len());
     for (index, arg) in call.args.into_iter().enumerate() {
@@ -447,22 +434,6 @@ fn run_call(call: Call) -> i32 {
 /// reads as empty input.)
 fn stdin_is_piped() -> bool {
     !io::stdin().is_terminal()
-}
-
-fn report_error(command: &str, error: &ClientError) -> i32 {
-    match error.remote() {
-        Some(remote) => {
-            say(&remote.message);
-            if matches!(remote.kind.as_str(), "usage" | "invalid_params") {
-                say(format!("try `{command} --help` for the arguments it takes"));
-            }
-            remote.exit
-        }
-        None => {
-            say(format!("{command}: {error}"));
-            error.exit_code()
-        }
-    }
 }
 
 #[cfg(test)]

@@ -3,9 +3,8 @@
 //! pipe, keys in the order the response type writes them).
 
 use super::say::say;
-use std::io::{self, IsTerminal};
+use std::io::{self, IsTerminal, Write};
 
-use super::write_stdout;
 use crate::ipc::exit;
 
 /// Prints a response: a string as text ending with a newline (one added
@@ -118,4 +117,19 @@ fn json_text(value: &rmpv::Value, pretty: bool) -> Result<Vec<u8>, serde_json::E
     };
     out.push(b'\n');
     Ok(out)
+}
+
+/// Writes `bytes` to standard output and flushes, giving the exit code: 0,
+/// also when the reader has gone (`cmd | head`: a closed pipe is not the
+/// command's failure), or 1 with the error on stderr.
+pub fn write_stdout(bytes: &[u8]) -> i32 {
+    let mut stdout = io::stdout().lock();
+    match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
+        Ok(()) => exit::OK,
+        Err(error) if error.kind() == io::ErrorKind::BrokenPipe => exit::OK,
+        Err(error) => {
+            say(format!("gangway: {error}"));
+            exit::FAILURE
+        }
+    }
 }

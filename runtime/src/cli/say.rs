@@ -9,6 +9,8 @@
 use std::borrow::Cow;
 use std::io::Write;
 
+use crate::ipc::ClientError;
+
 /// `text` without its control characters (C0, DEL and C1) other than
 /// `\n` and `\t`, and without the invisible characters that reorder or
 /// hide text (bidirectional overrides and isolates, zero-width spaces and
@@ -21,19 +23,43 @@ pub(crate) fn shown(text: &str) -> Cow<'_, str> {
     }
 }
 
-/// Whether `c` is left out of a message shown to a terminal.
+/// Whether `c` is left out of a message shown to a terminal: a control
+/// character (but `\n` and `\t`), or one that is invisible yet changes
+/// what is shown (the format characters, Unicode's category Cf, and the
+/// line and paragraph separators and the fillers that render as nothing).
 fn hidden(c: char) -> bool {
     (c.is_control() && c != '\n' && c != '\t')
         || matches!(
             c,
-            // The Arabic letter mark; zero-width space, joiners and marks.
-            '\u{061C}' | '\u{200B}'..='\u{200F}'
-            // Bidirectional embeddings and overrides.
-            | '\u{202A}'..='\u{202E}'
-            // Word joiner, invisible operators, bidirectional isolates.
-            | '\u{2060}'..='\u{2069}'
-            // Zero-width no-break space (a byte-order mark).
-            | '\u{FEFF}'
+            '\u{00AD}'
+                | '\u{0600}'..='\u{0605}'
+                | '\u{061C}'
+                | '\u{06DD}'
+                | '\u{070F}'
+                | '\u{0890}'..='\u{0891}'
+                | '\u{08E2}'
+                | '\u{115F}'..='\u{1160}'
+                | '\u{180E}'
+                // Zero-width space, joiners, direction marks.
+                | '\u{200B}'..='\u{200F}'
+                // Line and paragraph separators, bidirectional embeddings
+                // and overrides.
+                | '\u{2028}'..='\u{202E}'
+                // Word joiner, invisible operators, bidirectional isolates,
+                // deprecated format characters.
+                | '\u{2060}'..='\u{206F}'
+                | '\u{3164}'
+                | '\u{FEFF}'
+                | '\u{FFA0}'
+                | '\u{FFF9}'..='\u{FFFB}'
+                | '\u{110BD}'
+                | '\u{110CD}'
+                | '\u{13430}'..='\u{1343F}'
+                | '\u{1BCA0}'..='\u{1BCA3}'
+                | '\u{1D173}'..='\u{1D17A}'
+                // Tag characters, which can carry hidden text.
+                | '\u{E0001}'
+                | '\u{E0020}'..='\u{E007F}'
         )
 }
 
@@ -43,6 +69,24 @@ fn hidden(c: char) -> bool {
 pub fn say(message: impl AsRef<str>) {
     let mut stderr = std::io::stderr().lock();
     let _ = writeln!(stderr, "{}", shown(message.as_ref()));
+}
+
+/// Says why a call failed, giving the exit code: the host's message (with
+/// a hint to `--help` for a usage error), or the client's own error.
+pub(crate) fn report_error(command: &str, error: &ClientError) -> i32 {
+    match error.remote() {
+        Some(remote) => {
+            say(&remote.message);
+            if matches!(remote.kind.as_str(), "usage" | "invalid_params") {
+                say(format!("try `{command} --help` for the arguments it takes"));
+            }
+            remote.exit
+        }
+        None => {
+            say(format!("{command}: {error}"));
+            error.exit_code()
+        }
+    }
 }
 
 #[cfg(test)]
@@ -57,6 +101,8 @@ mod tests {
         // Text that reads backwards, or hides a word, shows as it is.
         let reordered = "fine\u{202E}txt.exe\u{2066}x\u{2069}\u{200B}y\u{FEFF}";
         assert_eq!(shown(reordered), "finetxt.exexy");
+        let tagged = "ok\u{E0001}\u{E0069}\u{E0067}\u{AD}\u{2028}\u{206A}!";
+        assert_eq!(shown(tagged), "ok!");
         assert_eq!(shown("naïve café 日本"), "naïve café 日本");
     }
 }

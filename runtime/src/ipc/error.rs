@@ -82,21 +82,22 @@ pub enum IpcError {
 
 impl IpcError {
     /// The error for a name that cannot be a command's: it keeps the name's
-    /// first 64 bytes (at a character boundary) and notes its length.
+    /// first 64 bytes (at a character boundary), escaped as Rust escapes a
+    /// string (`\u{1b}`: no control character reaches a terminal or a
+    /// model's transcript), and notes its length when cut.
     pub(crate) fn invalid_name(method: &str) -> IpcError {
         const KEPT: usize = 64;
-        if method.len() <= KEPT {
-            return IpcError::InvalidName {
-                method: method.to_owned(),
-            };
-        }
-        let mut end = KEPT;
+        let mut end = method.len().min(KEPT);
         while !method.is_char_boundary(end) {
             end -= 1;
         }
-        IpcError::InvalidName {
-            method: format!("{}… ({} bytes)", &method[..end], method.len()),
-        }
+        let kept = method[..end].escape_debug();
+        let method = if end < method.len() {
+            format!("{kept}… ({} bytes)", method.len())
+        } else {
+            kept.to_string()
+        };
+        IpcError::InvalidName { method }
     }
 
     /// The kind of error, whose name ([`ErrorKind::as_str`]) is stable and

@@ -11,9 +11,9 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::OwnedSemaphorePermit;
 
-use super::Shared;
 use super::connection::serve_connection;
 use super::handshake::Door;
+use super::state::ServerState;
 use crate::ipc::guard::PeerCredentials;
 
 /// A listener whose connections come split into a reading and a writing
@@ -64,7 +64,7 @@ type Accepted<L> = (
 /// while the door has room for one more before its hello; with none,
 /// the next ones wait in the kernel's queue (a sandbox flooding its own
 /// socket delays only its own connections).
-pub(super) async fn accept<L: Listener>(listener: L, shared: Arc<Shared>, door: Door) {
+pub(super) async fn accept<L: Listener>(listener: L, shared: Arc<ServerState>, door: Door) {
     loop {
         let waiting = tokio::select! {
             () = shared.soft.cancelled() => return,
@@ -96,7 +96,7 @@ fn admit<R, W>(
     writer: W,
     peer: Option<PeerCredentials>,
     door: &Door,
-    shared: &Arc<Shared>,
+    shared: &Arc<ServerState>,
     waiting: OwnedSemaphorePermit,
 ) where
     R: AsyncRead + Unpin + Send + 'static,

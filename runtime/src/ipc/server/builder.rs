@@ -14,9 +14,10 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::auditor::Auditor;
-use super::grants::Grants;
+use super::grants::{Grants, fresh_token};
+use super::host::IpcServer;
 use super::listen::{Listening, listen};
-use super::{IpcServer, Shared};
+use super::state::ServerState;
 use crate::ipc::audit::AuditSink;
 use crate::ipc::env::locate_client_bin;
 use crate::ipc::guard::CallGuard;
@@ -128,12 +129,15 @@ impl IpcServerBuilder {
 
         /// How many connections that said their hello may be open at once
         /// over every socket (256 by default), a backstop above the limits
-        /// each scope has. Past it, a scope holding fewer than 4 connections
-        /// is still served (so scopes at their quotas together lock no other
-        /// out), and any other connection is answered with a `busy` error
-        /// (exit 69) and closed. Connections yet to say their hello are
-        /// bounded by each socket's
-        /// [`max_unauthenticated`](IpcServerBuilder::max_unauthenticated).
+        /// each scope has. Past it, each scope still has 4 connections of its
+        /// own (so scopes at their quotas together lock no other out), and
+        /// any other connection is answered with a `busy` error (exit 69)
+        /// and closed. Connections yet to say their hello are bounded by each
+        /// socket's
+        /// [`max_unauthenticated`](IpcServerBuilder::max_unauthenticated):
+        /// the descriptors connections may hold are at most this, plus 4 and
+        /// `max_unauthenticated` for each live scope (and the full-access
+        /// one).
         max_connections(connections: usize) => connections.clamp(1, Semaphore::MAX_PERMITS);
 
         /// How many connections one scope (its token: the full-access one
@@ -308,7 +312,7 @@ impl IpcServerBuilder {
             None => None,
         };
         let soft = CancellationToken::new();
-        let shared = Arc::new(Shared {
+        let shared = Arc::new(ServerState {
             router,
             grants: Grants::new(token.clone(), self.max_connections_per_scope),
             guard: self.guard,
@@ -349,9 +353,19 @@ impl IpcServerBuilder {
     }
 }
 
-/// 32 random bytes, as hex.
-pub(super) fn fresh_token() -> io::Result<String> {
-    let mut bytes = [0u8; 32];
-    getrandom::fill(&mut bytes).map_err(|error| io::Error::other(error.to_string()))?;
-    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+impl IpcServer {
+    /// Serves `router` on a Unix socket in a fresh private directory, with a
+    /// fresh token and default limits.
+    ///
+    /// # Errors
+    ///
+    /// As [`IpcServerBuilder::start`].
+    pub async fn start(router: IpcRouter) -> std::io::Result<IpcServer> {
+        IpcServer::builder().start(router).await
+    }
+
+    /// Options for a server.
+    pub fn builder() -> IpcServerBuilder {
+        IpcServerBuilder::default()
+    }
 }

@@ -6,9 +6,9 @@
 
 use serde_bytes::ByteBuf;
 
-use super::Shared;
 use super::grants::{Grant, Lapse};
 use super::outbox::answer_body;
+use super::state::ServerState;
 use crate::ipc::argv::{ArgvOutcome, ArgvPlan};
 use crate::ipc::audit::AuditOutcome;
 use crate::ipc::context::{CallContext, CancelReason};
@@ -30,7 +30,7 @@ pub(super) struct Answered {
 /// Runs one call and encodes its response; a response over the frame limit
 /// is answered with a `response_too_large` error instead.
 pub(super) async fn answer(
-    shared: &Shared,
+    shared: &ServerState,
     grant: &Grant,
     request: Request,
     context: CallContext,
@@ -87,7 +87,7 @@ fn ending(response: &Response) -> Option<(AuditOutcome, i32)> {
 /// Refuses a call its grant does not allow, before anything of it is
 /// decoded: `None` when it may go on.
 fn refusal(
-    shared: &Shared,
+    shared: &ServerState,
     grant: &Grant,
     method: &str,
     context: &CallContext,
@@ -140,7 +140,7 @@ impl From<ArgvOutcome> for Answer {
 /// the handler gets the cancel grace to finish, and the answer is a
 /// `timeout` error (exit 124).
 async fn respond(
-    shared: &Shared,
+    shared: &ServerState,
     grant: &Grant,
     request: Request,
     context: CallContext,
@@ -292,7 +292,7 @@ async fn respond(
 /// Gives a cancelled call the server's cancel grace to finish (not past
 /// the server's hard stop); its outcome if it did.
 async fn finish_within_grace<F: std::future::Future + Unpin>(
-    shared: &Shared,
+    shared: &ServerState,
     call: &mut F,
 ) -> Option<F::Output> {
     tokio::select! {

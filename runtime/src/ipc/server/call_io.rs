@@ -4,13 +4,13 @@
 //! input (fed by the connection's reader within the credit granted).
 
 use std::io;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::{Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 
-use super::outbox::{Control, Hold, Outgoing};
+use super::outbox::{Control, Hold, Outgoing, ProgressSlot};
 use crate::ipc::protocol::{self, HostFrame, InputWanted, OutputStream, Progress};
 use crate::sync::LockUnpoisoned;
 
@@ -43,21 +43,6 @@ pub(crate) struct CallIo {
     bytes_out: AtomicU64,
 }
 
-/// The latest progress of a call, and whether a frame for it is queued.
-pub(crate) struct ProgressSlot {
-    latest: Mutex<Option<Progress>>,
-    queued: AtomicBool,
-}
-
-impl ProgressSlot {
-    /// The latest progress, encoded, when there is one not yet sent.
-    pub(crate) fn take_encoded(&self) -> Option<Vec<u8>> {
-        self.queued.store(false, Ordering::SeqCst);
-        let latest = self.latest.lock_unpoisoned().take()?;
-        Some(protocol::encode(&HostFrame::Progress(latest)))
-    }
-}
-
 /// Where a call's streamed input goes.
 #[derive(Default)]
 struct InputFeed {
@@ -82,10 +67,7 @@ impl CallIo {
             max_chunk: max_frame
                 .saturating_sub(protocol::CHUNK_OVERHEAD)
                 .clamp(1, MAX_CHUNK),
-            progress: Arc::new(ProgressSlot {
-                latest: Mutex::new(None),
-                queued: AtomicBool::new(false),
-            }),
+            progress: Arc::new(ProgressSlot::default()),
             input: Mutex::new(InputFeed::default()),
             answered: CancellationToken::new(),
             bytes_in: AtomicU64::new(0),
@@ -138,19 +120,19 @@ impl CallIo {
     /// Records the call's progress and makes sure a frame for it is
     /// queued; never waits.
     pub(crate) fn progress(&self, done: u64, total: Option<u64>, message: Option<String>) {
-        *self.progress.latest.lock_unpoisoned() = Some(Progress {
+        let progress = Progress {
             id: self.id,
             done,
             total,
             message,
-        });
-        if !self.progress.queued.swap(true, Ordering::SeqCst)
+        };
+        if self.progress.set(progress)
             && self
                 .control
                 .send(Control::Progress(self.progress.clone()))
                 .is_err()
         {
-            self.progress.queued.store(false, Ordering::SeqCst);
+            self.progress.unqueue();
         }
     }
 

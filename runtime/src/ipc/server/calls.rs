@@ -9,10 +9,10 @@ use std::time::Instant;
 
 use tokio::sync::mpsc;
 
-use super::Shared;
 use super::auditor::call_record;
 use super::grants::Grant;
 use super::outbox::{Control, answer_body};
+use super::state::ServerState;
 use crate::ipc::audit::{AuditOutcome, AuditRecord};
 use crate::ipc::context::{CallContext, CancelReason};
 use crate::ipc::exit;
@@ -68,7 +68,7 @@ pub(super) struct Admitted {
 /// Writes a call's audit record, once: as it ended, or, if it is dropped
 /// unrecorded (its connection or the server stopped first), as cancelled.
 pub(super) struct CallRecorder {
-    pub(super) shared: Arc<Shared>,
+    pub(super) shared: Arc<ServerState>,
     pub(super) method: String,
     pub(super) context: CallContext,
     /// When it was read.

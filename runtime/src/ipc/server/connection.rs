@@ -12,21 +12,16 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 
-use super::Shared;
 use super::call::answer;
 use super::calls::{Admitted, Calls, not_started};
 use super::grants::{Grant, Lapse};
 use super::handshake::{Admits, Door, authenticate, refuse_busy, refuse_over_quota, welcome};
 use super::outbox::{Control, Held, Hold, Outgoing, RunningCall, answer_body, write_frames};
 use super::reader::{Caller, FrameReader, Routes};
+use super::state::ServerState;
 use crate::ipc::context::{CallContext, CancelReason};
 use crate::ipc::guard::PeerCredentials;
 use crate::ipc::protocol::Response;
-
-/// How many connections each scope may hold open even when the server's
-/// backstop (`max_connections`) is reached: scopes at their quotas
-/// together lock no other scope out.
-const GUARANTEED_PER_SCOPE: usize = 4;
 
 /// What a connection turned away for the server's backstop is told.
 const HOST_FULL: &str = "the host has too many connections open; try again";
@@ -38,7 +33,7 @@ pub(super) async fn serve_connection<R, W>(
     mut writer: W,
     peer: Option<PeerCredentials>,
     door: &Door,
-    shared: &Arc<Shared>,
+    shared: &Arc<ServerState>,
     waiting: OwnedSemaphorePermit,
 ) where
     R: AsyncRead + Unpin + Send + 'static,
@@ -48,13 +43,18 @@ pub(super) async fn serve_connection<R, W>(
     else {
         return;
     };
+    let mut waiting = Some(waiting);
     let scope = match door.admits {
         // A burst of its scope's connections may still be closing: it waits
         // a while for one of them, still holding its room at the door, so a
         // sandbox that keeps them open holds that room, and no more.
         Admits::Only(_) => grant.connection_slot(shared.hello_timeout).await,
-        // The door every scope shares (TCP) is held by no scope's waiting.
-        Admits::Any => grant.try_connection_slot(),
+        // The door every scope shares (TCP) is held by no scope's waiting,
+        // nor by its refusal.
+        Admits::Any => {
+            waiting = None;
+            grant.try_connection_slot()
+        }
     };
     let Some(scope) = scope else {
         refuse_over_quota(&mut reader, &mut writer, &grant).await;
@@ -64,35 +64,37 @@ pub(super) async fn serve_connection<R, W>(
     // The backstop over every scope, past which a scope still has its
     // guaranteed few.
     let total = match shared.connections.clone().try_acquire_owned() {
-        Ok(total) => Some(total),
-        Err(_) if grant.connections_held() <= GUARANTEED_PER_SCOPE => None,
-        Err(_) => {
-            refuse_busy(&mut reader, &mut writer, HOST_FULL).await;
-            return;
-        }
+        Ok(total) => total,
+        Err(_) => match grant.guaranteed_slot() {
+            Some(guaranteed) => guaranteed,
+            None => {
+                refuse_busy(&mut reader, &mut writer, HOST_FULL).await;
+                return;
+            }
+        },
     };
     // A hello that finished as shutdown began gets no calls.
     if !welcome(&mut writer, shared).await || shared.soft.is_cancelled() {
         return;
     }
-    let slots = Slots {
+    let slots = Arc::new(Slots {
         _total: total,
         _scope: scope,
-    };
+    });
     run_connection(reader, writer, peer, grant, shared, slots).await;
 }
 
-/// What an open connection holds: its room among every connection (unless
-/// it came within its scope's guaranteed few) and among its scope's.
+/// What an open connection holds: its room among every connection (or
+/// among its scope's guaranteed few) and among its scope's.
 pub(super) struct Slots {
-    _total: Option<OwnedSemaphorePermit>,
+    _total: OwnedSemaphorePermit,
     _scope: OwnedSemaphorePermit,
 }
 
 /// An authenticated connection: what each of its calls needs, shared by
 /// the connection's task and its calls' tasks.
 struct Connection {
-    shared: Arc<Shared>,
+    shared: Arc<ServerState>,
     grant: Arc<Grant>,
     /// Cancelled when the connection ends: the peer left, broke the
     /// protocol, or everything it had to say is written.
@@ -106,10 +108,11 @@ struct Connection {
     in_flight: Arc<Semaphore>,
     /// Room in the writer's queue, in bytes (`max_queued_bytes`).
     queued_bytes: Arc<Semaphore>,
-    /// Its room among every connection and its scope's: held until its
-    /// last call ends, so a call finishing its cancel grace after its
+    /// Its room among every connection and its scope's: held by the
+    /// connection's task until all it had to say is written, and by each
+    /// call until it ends, so a call finishing its cancel grace after its
     /// caller left still counts.
-    _slots: Slots,
+    _slots: Arc<Slots>,
 }
 
 /// Serves an authenticated connection's calls until it ends or the server
@@ -119,8 +122,8 @@ async fn run_connection<R, W>(
     writer: W,
     peer: Option<PeerCredentials>,
     grant: Arc<Grant>,
-    shared: &Arc<Shared>,
-    slots: Slots,
+    shared: &Arc<ServerState>,
+    slots: Arc<Slots>,
 ) where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
@@ -150,7 +153,7 @@ async fn run_connection<R, W>(
         calls: Calls::default(),
         in_flight: Arc::new(Semaphore::new(shared.max_in_flight)),
         queued_bytes: Arc::new(Semaphore::new(shared.max_queued_bytes)),
-        _slots: slots,
+        _slots: slots.clone(),
     });
     shared.tracker.spawn(
         FrameReader {
@@ -177,8 +180,10 @@ async fn run_connection<R, W>(
     // The writer ends once every call holding the connection is answered.
     drop(connection);
     let _ = write_task.await;
-    // Everything is written: the reader has nothing left to serve.
+    // Everything is written: the reader has nothing left to serve, and
+    // the connection's room is free once its last call ends.
     ended.cancel();
+    drop(slots);
 }
 
 impl Connection {

@@ -5,6 +5,7 @@
 //! say why.
 
 use std::collections::BTreeSet;
+use std::io;
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
@@ -17,6 +18,11 @@ use crate::ipc::exit;
 use crate::ipc::kind::ErrorKind;
 use crate::ipc::protocol::WireError;
 use crate::ipc::scope::Scope;
+
+/// How many connections each grant may hold open even when the server's
+/// backstop (`max_connections`) is reached: scopes at their quotas
+/// together lock no other scope out.
+pub(crate) const GUARANTEED_PER_SCOPE: usize = 4;
 
 /// How many expired or revoked grants are remembered.
 const MAX_LAPSED: usize = 4096;
@@ -33,6 +39,8 @@ pub(crate) struct Grant {
     /// Room for the connections the grant may hold open at once.
     connections: Arc<Semaphore>,
     quota: usize,
+    /// Room for the connections it may hold past the server's backstop.
+    guaranteed: Arc<Semaphore>,
 }
 
 /// Why a grant no longer admits calls.
@@ -104,10 +112,10 @@ impl Grant {
         self.quota
     }
 
-    /// How many connections the grant holds open now.
-    pub(crate) fn connections_held(&self) -> usize {
-        self.quota
-            .saturating_sub(self.connections.available_permits())
+    /// One of the connections the grant may hold open past the server's
+    /// backstop, if it holds fewer than [`GUARANTEED_PER_SCOPE`] of them.
+    pub(crate) fn guaranteed_slot(&self) -> Option<OwnedSemaphorePermit> {
+        self.guaranteed.clone().try_acquire_owned().ok()
     }
 
     /// Whether `presented` is this grant's token, compared in constant time.
@@ -149,6 +157,7 @@ impl Grants {
             expires_at: None,
             revoked: CancellationToken::new(),
             connections: Arc::new(Semaphore::new(quota)),
+            guaranteed: Arc::new(Semaphore::new(GUARANTEED_PER_SCOPE)),
             quota,
         });
         grants
@@ -220,6 +229,7 @@ impl Grants {
             revoked: CancellationToken::new(),
             connections: Arc::new(Semaphore::new(self.quota)),
             quota: self.quota,
+            guaranteed: Arc::new(Semaphore::new(GUARANTEED_PER_SCOPE)),
         });
         grants.push(grant.clone());
         Some(grant)
@@ -273,4 +283,11 @@ impl Grants {
         }
         revoked
     }
+}
+
+/// 32 random bytes, as hex.
+pub(super) fn fresh_token() -> io::Result<String> {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes).map_err(|error| io::Error::other(error.to_string()))?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }

@@ -12,8 +12,8 @@ use std::time::{Duration, SystemTime};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::Semaphore;
 
-use super::Shared;
 use super::grants::Grant;
+use super::state::ServerState;
 use crate::ipc::audit::{AuditOutcome, AuditRecord};
 use crate::ipc::exit;
 use crate::ipc::guard::{Decision, PeerCredentials};
@@ -94,7 +94,7 @@ pub(super) async fn authenticate<R, W>(
     writer: &mut W,
     peer: Option<PeerCredentials>,
     admits: &Admits,
-    shared: &Shared,
+    shared: &ServerState,
 ) -> Option<Arc<Grant>>
 where
     R: AsyncRead + Unpin,
@@ -145,7 +145,7 @@ where
 
 /// The handshake's second half: the welcome, with the server's limits.
 /// Whether it went out in time.
-pub(super) async fn welcome<W>(writer: &mut W, shared: &Shared) -> bool
+pub(super) async fn welcome<W>(writer: &mut W, shared: &ServerState) -> bool
 where
     W: AsyncWrite + Unpin,
 {
@@ -168,7 +168,10 @@ where
 
 /// A hello read in time, and the size of its frame; or the error to turn
 /// the connection away with (`None`: it is gone, nothing to say).
-async fn read_hello<R>(reader: &mut R, shared: &Shared) -> Result<(Hello, usize), Option<WireError>>
+async fn read_hello<R>(
+    reader: &mut R,
+    shared: &ServerState,
+) -> Result<(Hello, usize), Option<WireError>>
 where
     R: AsyncRead + Unpin,
 {
@@ -209,7 +212,7 @@ fn take_token(
     (hello, frame_len): &(Hello, usize),
     admits: &Admits,
     peer: Option<PeerCredentials>,
-    shared: &Shared,
+    shared: &ServerState,
 ) -> Result<Arc<Grant>, Box<WireError>> {
     let refused = |scope: Option<&Arc<str>>, error: WireError| {
         if let Some(auditor) = &shared.auditor {

@@ -9,10 +9,10 @@ use std::sync::Arc;
 
 use tokio::task::JoinHandle;
 
-use super::Shared;
 use super::accept::accept;
 use super::handshake::{Admits, Door};
 use super::rooms::{self, Room};
+use super::state::ServerState;
 use crate::ipc::endpoint::Endpoint;
 
 /// A bound server: where it listens, its private directory and the
@@ -32,7 +32,7 @@ pub(super) async fn listen(
     tcp: Option<SocketAddr>,
     socket_parent: Option<&Path>,
     token: &str,
-    shared: &Arc<Shared>,
+    shared: &Arc<ServerState>,
 ) -> io::Result<Listening> {
     let dir = private_dir(socket_parent)?;
     let full_access = shared.grants.full_access();

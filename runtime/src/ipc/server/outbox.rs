@@ -3,16 +3,16 @@
 //! and small control frames (progress, input credit) ahead of them, never
 //! waiting for room.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::io::AsyncWrite;
 use tokio::sync::{OwnedSemaphorePermit, mpsc};
 use tokio_util::sync::CancellationToken;
 
-use super::call_io::ProgressSlot;
-use crate::ipc::protocol::{self, HostFrame};
+use crate::ipc::protocol::{self, HostFrame, Progress};
+use crate::sync::LockUnpoisoned;
 
 /// A frame on its way out, with what it holds until written.
 pub(crate) struct Outgoing {
@@ -54,6 +54,35 @@ pub(crate) enum Control {
     Progress(Arc<ProgressSlot>),
     /// An encoded frame (input credit).
     Frame(Vec<u8>),
+}
+
+/// The latest progress of a call, and whether a frame for it is queued
+/// (the writer encodes the latest when it gets to it).
+#[derive(Default)]
+pub(crate) struct ProgressSlot {
+    latest: Mutex<Option<Progress>>,
+    queued: AtomicBool,
+}
+
+impl ProgressSlot {
+    /// Keeps `progress` as the latest; `true` when no frame for the slot
+    /// is queued, so the caller must queue one.
+    pub(crate) fn set(&self, progress: Progress) -> bool {
+        *self.latest.lock_unpoisoned() = Some(progress);
+        !self.queued.swap(true, Ordering::SeqCst)
+    }
+
+    /// The frame meant to be queued was not.
+    pub(crate) fn unqueue(&self) {
+        self.queued.store(false, Ordering::SeqCst);
+    }
+
+    /// The latest progress, encoded, when there is one not yet sent.
+    pub(crate) fn take_encoded(&self) -> Option<Vec<u8>> {
+        self.queued.store(false, Ordering::SeqCst);
+        let latest = self.latest.lock_unpoisoned().take()?;
+        Some(protocol::encode(&HostFrame::Progress(latest)))
+    }
 }
 
 /// Counts a call as running until its response is written (or dropped).

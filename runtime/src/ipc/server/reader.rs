@@ -16,7 +16,7 @@ use super::call_io::CallIo;
 use super::calls::{Admitted, CallRecorder, Calls, Registered, not_started};
 use super::grants::Grant;
 use super::outbox::{Control, Hold, Outgoing, answer_body};
-use super::{Shared, scoped_manifest};
+use super::state::{ServerState, scoped_manifest};
 use crate::ipc::context::{CallContext, CancelReason};
 use crate::ipc::exit;
 use crate::ipc::guard::{Admission, PeerCredentials};
@@ -51,7 +51,7 @@ pub(super) struct Routes {
     pub(super) control: mpsc::UnboundedSender<Control>,
     pub(super) calls: Calls,
     pub(super) caller: Caller,
-    pub(super) shared: Arc<Shared>,
+    pub(super) shared: Arc<ServerState>,
     /// Cancelled when the connection ends (or this reader ends it).
     pub(super) connection: CancellationToken,
 }
@@ -339,7 +339,7 @@ async fn next_frame<R>(
     reader: &mut R,
     early: Option<u8>,
     control: &mpsc::UnboundedSender<Control>,
-    shared: &Shared,
+    shared: &ServerState,
 ) -> Next
 where
     R: AsyncRead + Unpin,
@@ -411,7 +411,7 @@ where
 
 /// The answer to `gangway list`: the manifest of the commands the caller's
 /// scope may call, as JSON.
-fn list_commands(id: u64, grant: &Grant, shared: &Shared) -> Vec<u8> {
+fn list_commands(id: u64, grant: &Grant, shared: &ServerState) -> Vec<u8> {
     let manifest = scoped_manifest(&shared.router, grant.commands());
     let response = match serde_json::to_vec(&manifest) {
         Ok(json) if json.len() + 64 > shared.max_frame => Response::failure(

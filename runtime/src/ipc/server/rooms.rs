@@ -16,10 +16,10 @@ use std::sync::Arc;
 
 use tokio::net::UnixListener;
 
-use super::Shared;
 use super::accept::accept;
 use super::grants::Grant;
 use super::handshake::{Admits, Door};
+use super::state::ServerState;
 
 /// The longest a socket's path gets past the server's directory: rooms
 /// are numbered with at most 8 digits.
@@ -88,7 +88,7 @@ pub(super) fn bind(path: &Path) -> io::Result<UnixListener> {
 /// taking the scope's token alone, until the scope lapses or the server
 /// stops; then removes the room. Needs a tokio runtime context (the
 /// listener is bound and the task spawned here).
-pub(super) fn serve(room: &Room, grant: Arc<Grant>, shared: &Arc<Shared>) -> io::Result<()> {
+pub(super) fn serve(room: &Room, grant: Arc<Grant>, shared: &Arc<ServerState>) -> io::Result<()> {
     let listener = room.socket.as_deref().map(bind).transpose()?;
     let dir = room.dir.clone();
     let shared = shared.clone();
