@@ -48,7 +48,7 @@ pub fn expand(input: &DeriveInput) -> TokenStream {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tests::idents;
+    use crate::test_tokens::idents;
     use syn::parse_quote;
 
     #[test]

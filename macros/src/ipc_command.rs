@@ -561,7 +561,7 @@ fn dummy_serialize(input: &DeriveInput, krate: &syn::Path) -> TokenStream {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tests::idents;
+    use crate::test_tokens::idents;
 
     #[test]
     fn a_renamed_crate_is_the_only_path_used() {

@@ -9,6 +9,8 @@ use syn::{DeriveInput, parse_macro_input};
 
 mod arg_enum;
 mod ipc_command;
+#[cfg(test)]
+mod test_tokens;
 mod tool;
 
 /// Derives `gangway::IpcCommand`; documented in the `gangway` crate.
@@ -31,22 +33,4 @@ pub fn derive_arg_enum(input: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
     tool::expand(args.into(), item.into()).into()
-}
-
-#[cfg(test)]
-mod tests {
-    use proc_macro2::{TokenStream, TokenTree};
-
-    /// Every identifier in `tokens`, groups included, in order.
-    pub fn idents(tokens: TokenStream) -> Vec<String> {
-        let mut out = Vec::new();
-        for tree in tokens {
-            match tree {
-                TokenTree::Ident(ident) => out.push(ident.to_string()),
-                TokenTree::Group(group) => out.extend(idents(group.stream())),
-                _ => {}
-            }
-        }
-        out
-    }
 }

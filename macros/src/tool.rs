@@ -236,7 +236,7 @@ fn tool_impl(model: &ToolModel) -> TokenStream {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tests::idents;
+    use crate::test_tokens::idents;
 
     #[test]
     fn a_placeholder_impl_names_the_renamed_crate() {

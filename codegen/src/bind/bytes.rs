@@ -5,7 +5,6 @@
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 
-use super::value::refuse_json;
 use super::{BindError, BindErrorKind};
 use crate::args::Value;
 use crate::schema::ParamSchema;
@@ -17,24 +16,24 @@ pub(super) const BYTES_FORMS: &str = r#"a string, or {"base64": "<standard base6
 const BASE64_KEY: &str = "base64";
 
 /// A JSON value for a bytes parameter: a string's UTF-8 bytes, or the
-/// decoded `{"base64": "..."}`.
+/// decoded `{"base64": "..."}`; `None` for any other shape (the caller
+/// refuses it as it refuses every wrong type).
 ///
 /// # Errors
 ///
-/// Any other shape, as every wrong type is refused (naming both forms);
-/// base64 that does not decode, saying where and why.
+/// Base64 that does not decode, saying where and why.
 pub(super) fn bytes_value(
     param: &ParamSchema,
     key: &str,
     value: &serde_json::Value,
-) -> Result<Value, BindError> {
+) -> Option<Result<Value, BindError>> {
     let encoded = match value {
-        serde_json::Value::String(text) => return Ok(Value::Bytes(text.as_bytes().to_vec())),
+        serde_json::Value::String(text) => return Some(Ok(Value::Bytes(text.as_bytes().to_vec()))),
         serde_json::Value::Object(object) if object.len() == 1 => object.get(BASE64_KEY),
         _ => None,
     };
     let Some(serde_json::Value::String(encoded)) = encoded else {
-        return Err(refuse_json(param, key, value));
+        return None;
     };
     // Line breaks and spaces (as `base64` wraps its output) are no data.
     let compact: String;
@@ -47,10 +46,12 @@ pub(super) fn bytes_value(
     } else {
         encoded
     };
-    STANDARD
-        .decode(encoded)
-        .map(Value::Bytes)
-        .map_err(|error| not_base64(param, key, &error))
+    Some(
+        STANDARD
+            .decode(encoded)
+            .map(Value::Bytes)
+            .map_err(|error| not_base64(param, key, &error)),
+    )
 }
 
 /// ``argument `data`: not valid base64 (invalid byte `!` at 3); give a

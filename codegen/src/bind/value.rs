@@ -114,7 +114,8 @@ pub(super) fn json_value(
     value: &serde_json::Value,
 ) -> Result<Value, BindError> {
     if param.kind == ValueKind::Bytes {
-        return bytes_value(param, key, value);
+        return bytes_value(param, key, value)
+            .unwrap_or_else(|| Err(refuse_json(param, key, value)));
     }
     typed_json(&param.kind, value).ok_or_else(|| refuse_json(param, key, value))
 }
@@ -153,7 +154,7 @@ fn typed_json(kind: &ValueKind, value: &serde_json::Value) -> Option<Value> {
 /// JSON, what the kind takes, and the fix when the value only has the wrong
 /// JSON type (`"3"` for a number, `3.0` for a whole number, `1` for a
 /// string). For a secret, neither the value nor a fix that would spell it.
-pub(super) fn refuse_json(param: &ParamSchema, key: &str, value: &serde_json::Value) -> BindError {
+fn refuse_json(param: &ParamSchema, key: &str, value: &serde_json::Value) -> BindError {
     let kind = &param.kind;
     let shown = value.to_string();
     let expected = match whole_number_range(kind, false) {

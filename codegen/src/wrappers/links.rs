@@ -19,10 +19,8 @@ use std::io::{self, Write};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
 
-use super::{
-    Existing, WrapperError, WrapperReport, existing_wrappers, io_error, refuse_foreign,
-    remove_stale, stale_diff,
-};
+use super::error::{WrapperError, WrapperReport, io_error};
+use super::existing::{Existing, existing_wrappers, refuse_foreign, remove_stale, stale_diff};
 use crate::schema::{Manifest, is_valid_command_name};
 
 pub use crate::CLIENT_FILE;
@@ -34,14 +32,6 @@ pub const PLACED_MARKER: &str = ".gangway-client-placed";
 /// The marker's contents.
 const MARKER_TEXT: &str = "# the `gangway` program here was placed by gangway's link wrappers; \
                            gangway replaces or removes it with them\n";
-
-/// Whether `path` (named `name`) is a link wrapper gangway wrote: a
-/// symbolic link to exactly [`CLIENT_FILE`], named like a command.
-pub(super) fn is_our_link(path: &Path, name: &str) -> bool {
-    is_valid_command_name(name)
-        && name != CLIENT_FILE
-        && fs::read_link(path).is_ok_and(|target| target == Path::new(CLIENT_FILE))
-}
 
 /// The command names of `manifest`, each a valid file name and none the
 /// client's.

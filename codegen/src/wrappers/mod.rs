@@ -19,18 +19,23 @@
 //! ```
 
 use std::collections::BTreeMap;
-use std::fmt;
+
 use std::fs;
-use std::io::{self, Write};
+use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use crate::render::{RenderFailure, Renderer, WRAPPER_MARKER};
+use crate::render::Renderer;
 use crate::schema::{Manifest, is_valid_command_name};
 
+mod error;
+mod existing;
 pub mod links;
 mod settle;
 
+use error::io_error;
+pub use error::{WrapperError, WrapperReport};
+use existing::{Existing, existing_wrappers, refuse_foreign, remove_stale, stale_diff, unified};
 pub use links::CLIENT_FILE;
 
 /// How the wrappers of a directory call the host.
@@ -52,110 +57,6 @@ pub enum WrapperStyle {
         /// `gangway` CLI, or a host binary that is its own client.
         client: PathBuf,
     },
-}
-
-/// What [`write_wrappers`] did.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct WrapperReport {
-    /// Commands whose wrapper was written (new or changed).
-    pub written: Vec<String>,
-    /// Commands whose wrapper was already up to date.
-    pub unchanged: Vec<String>,
-    /// Wrappers removed because their command is gone.
-    pub removed: Vec<String>,
-    /// Link wrappers: the client program was placed (new or changed).
-    pub client_written: bool,
-    /// Script wrappers: a client program link wrappers had placed was
-    /// removed with them.
-    pub client_removed: bool,
-}
-
-/// Why wrappers could not be written or checked.
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum WrapperError {
-    /// A command name that cannot be a file name.
-    InvalidName(String),
-    /// A template failure.
-    Render(RenderFailure),
-    /// A file-system failure, with the path.
-    Io {
-        /// The path.
-        path: PathBuf,
-        /// The error.
-        source: io::Error,
-    },
-    /// A file of a command's name that gangway did not write.
-    NotOurs {
-        /// The file.
-        path: PathBuf,
-    },
-    /// A stdin argument name that cannot be one shell word.
-    InvalidArgName {
-        /// The command.
-        command: String,
-        /// The name.
-        name: String,
-    },
-    /// Link wrappers: a command has the client program's file name.
-    ReservedName(String),
-    /// Link wrappers: the client program cannot be read.
-    MissingClient {
-        /// The path given.
-        path: PathBuf,
-        /// Why it cannot be read.
-        source: io::Error,
-    },
-    /// `--check`: the directory differs from the manifest.
-    OutOfDate {
-        /// A unified diff from what is there to what should be.
-        diff: String,
-    },
-}
-
-impl fmt::Display for WrapperError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            WrapperError::InvalidName(name) => write!(
-                f,
-                "command name `{name}` cannot be a wrapper's file name: it must match `[A-Za-z][A-Za-z0-9_-]*`"
-            ),
-            WrapperError::Render(error) => error.fmt(f),
-            WrapperError::NotOurs { path } => write!(
-                f,
-                "refusing to replace {}: it is not a gangway wrapper; move it away or choose another directory",
-                path.display()
-            ),
-            WrapperError::InvalidArgName { command, name } => write!(
-                f,
-                "command `{command}` reads stdin into `{name}`, which is not a plain argument name \
-                 (letters, digits, `_` and `-`)"
-            ),
-            WrapperError::Io { path, source } => write!(f, "{}: {source}", path.display()),
-            WrapperError::ReservedName(name) => write!(
-                f,
-                "command `{name}` cannot have a link wrapper: the client program has that file \
-                 name in the directory; rename the command or use script wrappers"
-            ),
-            WrapperError::MissingClient { path, source } => write!(
-                f,
-                "the client program {} cannot be read ({source}); build it (`cargo build -p \
-                 gangway-client`) or name another with `--client`",
-                path.display()
-            ),
-            WrapperError::OutOfDate { diff } => write!(f, "the wrappers are out of date:\n{diff}"),
-        }
-    }
-}
-
-impl std::error::Error for WrapperError {}
-
-fn io_error(path: &Path) -> impl FnOnce(io::Error) -> WrapperError + '_ {
-    move |source| WrapperError::Io {
-        path: path.to_path_buf(),
-        source,
-    }
 }
 
 /// Each command's wrapper file name and contents.
@@ -187,103 +88,6 @@ pub fn render_wrappers(manifest: &Manifest) -> Result<BTreeMap<String, String>, 
         files.insert(schema.name.to_string(), script);
     }
     Ok(files)
-}
-
-/// Whether `text` is, to the letter of its shape, a wrapper gangway
-/// generated for a command called `name`: what stale removal requires, so a
-/// file that merely mentions the marker is never deleted.
-fn is_generated(text: &str, name: &str) -> bool {
-    let Some(word) = crate::render::shell_word(name) else {
-        return false;
-    };
-    let lines: Vec<&str> = text.lines().collect();
-    lines.len() == 4
-        && text.ends_with('\n')
-        && lines[0] == "#!/bin/sh"
-        && lines[1] == WRAPPER_MARKER
-        && lines[3].starts_with(&format!("exec \"${{GANGWAY_BIN:-gangway}}\" call {word} "))
-        && lines[3].ends_with(" -- \"$@\"")
-}
-
-/// A wrapper gangway wrote earlier.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Existing {
-    /// A script, with its text.
-    Script(String),
-    /// A link to the client program.
-    Link,
-}
-
-/// The wrappers gangway generated earlier in `dir`, by name: scripts in the
-/// exact shape it writes, and links to [`CLIENT_FILE`]. Anything else in
-/// the directory is left alone.
-fn existing_wrappers(dir: &Path) -> Result<BTreeMap<String, Existing>, WrapperError> {
-    let mut found = BTreeMap::new();
-    let entries = match fs::read_dir(dir) {
-        Ok(entries) => entries,
-        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(found),
-        Err(error) => return Err(io_error(dir)(error)),
-    };
-    for entry in entries {
-        let entry = entry.map_err(io_error(dir))?;
-        let path = entry.path();
-        let Some(name) = path.file_name().and_then(|n| n.to_str()).map(str::to_owned) else {
-            continue;
-        };
-        if name.starts_with('.') {
-            continue;
-        }
-        let kind = entry.file_type().map_err(io_error(&path))?;
-        if kind.is_symlink() {
-            if links::is_our_link(&path, &name) {
-                found.insert(name, Existing::Link);
-            }
-            continue;
-        }
-        // Only a small text file can be one of our scripts.
-        if !kind.is_file() || entry.metadata().map_err(io_error(&path))?.len() > 64 * 1024 {
-            continue;
-        }
-        let Ok(text) = fs::read_to_string(&path) else {
-            continue;
-        };
-        if is_generated(&text, &name) {
-            found.insert(name, Existing::Script(text));
-        }
-    }
-    Ok(found)
-}
-
-/// Refuses, before anything is written, when a wanted name is taken by a
-/// file gangway did not write.
-fn refuse_foreign<'a>(
-    dir: &Path,
-    names: impl IntoIterator<Item = &'a String>,
-    existing: &BTreeMap<String, Existing>,
-) -> Result<(), WrapperError> {
-    match names
-        .into_iter()
-        .map(|name| dir.join(name))
-        .find(|path| fs::symlink_metadata(path).is_ok() && !existing.contains_key(file_name(path)))
-    {
-        Some(path) => Err(WrapperError::NotOurs { path }),
-        None => Ok(()),
-    }
-}
-
-/// Removes the wrappers of commands no longer wanted.
-fn remove_stale(
-    dir: &Path,
-    existing: &BTreeMap<String, Existing>,
-    wanted: impl Fn(&str) -> bool,
-    report: &mut WrapperReport,
-) -> Result<(), WrapperError> {
-    for name in existing.keys().filter(|name| !wanted(name)) {
-        let path = dir.join(name);
-        fs::remove_file(&path).map_err(io_error(&path))?;
-        report.removed.push(name.clone());
-    }
-    Ok(())
 }
 
 /// Writes the wrappers of `manifest` into `dir` in `style`: see
@@ -386,12 +190,6 @@ pub fn write_wrappers(manifest: &Manifest, dir: &Path) -> Result<WrapperReport, 
     Ok(report)
 }
 
-fn file_name(path: &Path) -> &str {
-    path.file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or_default()
-}
-
 /// Checks that `dir` holds exactly the wrappers of `manifest`, writing
 /// nothing.
 ///
@@ -435,32 +233,10 @@ pub fn check_wrappers(manifest: &Manifest, dir: &Path) -> Result<(), WrapperErro
     }
 }
 
-/// The wrappers of commands no longer wanted, as a diff.
-fn stale_diff(
-    existing: &BTreeMap<String, Existing>,
-    wanted: impl Fn(&str) -> bool,
-    diff: &mut String,
-) {
-    for (name, current) in existing.iter().filter(|(name, _)| !wanted(name)) {
-        match current {
-            Existing::Script(text) => {
-                diff.push_str(&unified(&format!("a/{name}"), "/dev/null", text, ""));
-            }
-            Existing::Link => diff.push_str(&format!("{name}: a link to remove\n")),
-        }
-    }
-}
-
-fn unified(old_name: &str, new_name: &str, old: &str, new: &str) -> String {
-    similar::TextDiff::from_lines(old, new)
-        .unified_diff()
-        .header(old_name, new_name)
-        .to_string()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::render::WRAPPER_MARKER;
     use crate::schema::{ParamSchema, ToolSchema, ValueKind};
 
     fn manifest(names: &[&str]) -> Manifest {

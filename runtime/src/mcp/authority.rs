@@ -11,7 +11,6 @@ use std::time::{Duration, Instant, SystemTime};
 
 use tokio_util::sync::CancellationToken;
 
-use super::McpServer;
 use crate::ipc::{Admission, AuditOutcome, AuditRecord, AuditSink, Auditor, CallGuard};
 
 /// The scope an MCP call's record names.
@@ -42,6 +41,16 @@ impl fmt::Debug for Authority {
 }
 
 impl Authority {
+    /// Sets the guard every call is decided by.
+    pub(super) fn set_guard(&mut self, guard: Arc<dyn CallGuard>) {
+        self.guard = Some(guard);
+    }
+
+    /// Sets the sink every call's record goes to, once serving starts.
+    pub(super) fn set_sink(&mut self, sink: Box<dyn AuditSink>) {
+        self.sink = Some(Arc::new(Mutex::new(Some(sink))));
+    }
+
     /// Readies the audit log for serving: its thread started, once (the
     /// server's clones share it).
     ///
@@ -136,32 +145,4 @@ pub(super) struct Ended<'a> {
     pub(super) started: Instant,
     pub(super) bytes_in: u64,
     pub(super) bytes_out: u64,
-}
-
-impl McpServer {
-    /// Asks `guard` about every call, after its arguments are bound and
-    /// before its handler runs, as
-    /// [`IpcServerBuilder::guard`](crate::ipc::IpcServerBuilder::guard)
-    /// does (the same [`CallGuard`]; its [`CallInfo`](crate::ipc::CallInfo)
-    /// has the scope `mcp` and no peer). A denial is a tool result with
-    /// `isError` and the reason. For a router served in this process: a
-    /// forwarding server's calls are its host's to decide.
-    pub fn guard(mut self, guard: impl CallGuard) -> Self {
-        self.authority.guard = Some(Arc::new(guard));
-        self
-    }
-
-    /// Sends an [`AuditRecord`] to `sink` for every call when it ends, as
-    /// [`IpcServerBuilder::audit`](crate::ipc::IpcServerBuilder::audit)
-    /// does: the same sinks, the same fields, the scope `mcp`, no `pid` or
-    /// `uid`. The sink's thread starts when the server starts serving, and
-    /// belongs to the first server serving from this one or a clone; every
-    /// record is written before [`serve_io`](McpServer::serve_io) returns
-    /// (waiting at most 5 seconds for a slow sink). For a
-    /// router served in this process: a forwarding server's calls are
-    /// recorded by its host.
-    pub fn audit(mut self, sink: impl AuditSink) -> Self {
-        self.authority.sink = Some(Arc::new(Mutex::new(Some(Box::new(sink)))));
-        self
-    }
 }

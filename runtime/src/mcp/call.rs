@@ -11,9 +11,9 @@ use rmcp::RoleServer;
 use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock};
 use rmcp::service::RequestContext;
 
-use super::Handler;
 use super::authority::Ended;
 use super::progress::ProgressRelay;
+use super::session::Session;
 use crate::ipc::protocol::OutputStream;
 use crate::ipc::{
     AuditOutcome, CallContext, CallSink, CancelReason, IpcError, IpcRouter, exit, human,
@@ -24,7 +24,7 @@ use crate::tool::OutputSchema;
 /// Runs one tool call to its result: decided by the server's guard and
 /// recorded in its audit log, when it has them.
 pub(super) async fn call(
-    session: &Handler,
+    session: &Session,
     router: &Arc<IpcRouter>,
     request: CallToolRequestParams,
     context: RequestContext<RoleServer>,
@@ -89,7 +89,7 @@ pub(super) async fn call(
 /// Dispatches the call in `call_context` within its timeout and until the
 /// client cancels it or goes away; its outcome, and what stopped it early.
 async fn run(
-    session: &Handler,
+    session: &Session,
     router: &Arc<IpcRouter>,
     name: &str,
     args: serde_json::Value,

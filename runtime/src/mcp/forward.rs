@@ -5,8 +5,6 @@
 //! passed on as the host's cancel; the answer as a tool result, structured
 //! when the host's list gave the tool an output schema.
 
-use std::collections::HashMap;
-use std::sync::Mutex;
 use std::time::Duration;
 
 use rmcp::RoleServer;
@@ -14,12 +12,10 @@ use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::RequestContext;
 use tokio::time::Instant;
 
-use super::Handler;
 use super::call::{gather, result};
 use super::progress::ProgressRelay;
+use super::session::Session;
 use crate::ipc::{ArgvOutcome, AsyncIpcClient, CallEvent, human};
-use crate::sync::LockUnpoisoned;
-use crate::tool::{Manifest, OutputSchema};
 
 /// How much longer than the host's cancel grace a cancelled call waits for
 /// the host's answer before it gives up on it.
@@ -38,7 +34,7 @@ enum Stop {
 
 /// Runs one tool call on the host to its result.
 pub(super) async fn call(
-    session: &Handler,
+    session: &Session,
     client: &AsyncIpcClient,
     request: CallToolRequestParams,
     context: RequestContext<RoleServer>,
@@ -158,41 +154,9 @@ pub(super) async fn call(
 }
 
 /// Completes when the client cancelled the request, or went away.
-async fn cancelled(context: &RequestContext<RoleServer>, session: &Handler) {
+async fn cancelled(context: &RequestContext<RoleServer>, session: &Session) {
     tokio::select! {
         () = context.ct.cancelled() => {}
         () = session.gone.cancelled() => {}
-    }
-}
-
-/// The output schemas of the host's commands, as its last list gave them
-/// (what `tools/list` answered), so a forwarded call's answer is structured
-/// as its tool said it would be.
-#[derive(Debug, Default)]
-pub(super) struct HostOutputs(Mutex<Option<HashMap<String, Option<OutputSchema>>>>);
-
-impl HostOutputs {
-    /// Remembers the output schemas of `manifest`'s commands.
-    pub(super) fn remember(&self, manifest: &Manifest) {
-        let outputs = manifest
-            .commands
-            .iter()
-            .map(|command| (command.name.to_string(), command.output_schema.clone()))
-            .collect();
-        *self.0.lock_unpoisoned() = Some(outputs);
-    }
-
-    /// The output schema of the host's command `name`; the host's list is
-    /// asked for when the client called a tool it has not listed.
-    async fn of(&self, client: &AsyncIpcClient, name: &str) -> Option<OutputSchema> {
-        if let Some(outputs) = &*self.0.lock_unpoisoned()
-            && let Some(output) = outputs.get(name)
-        {
-            return output.clone();
-        }
-        // A host that cannot list answers as an unstructured tool would.
-        let manifest = client.list().await.ok()?;
-        self.remember(&manifest);
-        manifest.command(name)?.output_schema.clone()
     }
 }

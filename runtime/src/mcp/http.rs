@@ -9,7 +9,6 @@
 
 use std::collections::HashMap;
 use std::convert::Infallible;
-use std::fmt;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -36,34 +35,13 @@ use subtle::ConstantTimeEq;
 use tokio::net::{TcpListener, ToSocketAddrs};
 use tokio_util::sync::CancellationToken;
 
-use super::{Handler, McpServer};
+use super::server::{Commands, McpServer, keep_alive};
+use super::session::Session;
 use crate::sync::LockUnpoisoned;
 
 /// The path the MCP endpoint answers on: a client's URL is
 /// `http://<address>/mcp`.
 pub const MCP_PATH: &str = "/mcp";
-
-/// How [`McpServer::serve_http`] may be reached.
-#[derive(Clone, Default)]
-pub(super) struct HttpSettings {
-    /// Whether a non-loopback address may be served.
-    allow_remote: bool,
-    /// What `Authorization: Bearer` must carry, when set.
-    bearer_token: Option<Arc<[u8]>>,
-    /// Whether serving without a token was asked for.
-    allow_unauthenticated: bool,
-}
-
-impl fmt::Debug for HttpSettings {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // The token is a secret: never in a log.
-        f.debug_struct("HttpSettings")
-            .field("allow_remote", &self.allow_remote)
-            .field("bearer_token", &self.bearer_token.as_ref().map(|_| "<set>"))
-            .field("allow_unauthenticated", &self.allow_unauthenticated)
-            .finish()
-    }
-}
 
 impl McpServer {
     /// Lets [`serve_http`](McpServer::serve_http) serve an address other
@@ -162,7 +140,7 @@ impl McpServer {
     /// As [`serve_http`](McpServer::serve_http).
     pub async fn serve_http_on(mut self, listener: TcpListener) -> io::Result<()> {
         self.check_reach(listener.local_addr()?)?;
-        let forwarding = matches!(self.commands, super::Commands::Host(_));
+        let forwarding = matches!(self.commands, Commands::Host(_));
         self.authority.start(forwarding)?;
         // Cancelled when this future ends or is dropped: every session and
         // connection ends with it.
@@ -171,12 +149,12 @@ impl McpServer {
         // A forwarding server keeps its connection to the host from the
         // host's idle timeout while no session calls.
         let host = match &self.commands {
-            super::Commands::Host(client) => Some(client.clone()),
-            super::Commands::Local(_) => None,
+            Commands::Host(client) => Some(client.clone()),
+            Commands::Local(_) => None,
         };
         let keeping = async {
             match &host {
-                Some(host) => super::keep_alive(host).await,
+                Some(host) => keep_alive(host).await,
                 None => std::future::pending().await,
             }
         };
@@ -308,7 +286,7 @@ type Body = BoxBody<Bytes, Infallible>;
 /// rmcp's Streamable HTTP service.
 struct Front {
     bearer_token: Option<Arc<[u8]>>,
-    mcp: StreamableHttpService<Handler, SessionsClosing>,
+    mcp: StreamableHttpService<Session, SessionsClosing>,
 }
 
 impl Front {
@@ -328,12 +306,15 @@ impl Front {
         let factory = {
             let sessions = sessions.clone();
             move || {
-                let mut handler = Handler::new(server.clone(), CancellationToken::new());
-                handler.http_session = Some(SessionWatch {
+                let mut session = Session::new(server.clone(), CancellationToken::new());
+                let watch = SessionWatch {
                     sessions: sessions.clone(),
                     adopted: OnceLock::new(),
-                });
-                Ok(handler)
+                };
+                session.adopt_session = Some(Box::new(move |context, gone| {
+                    watch.adopt(context, gone);
+                }));
+                Ok(session)
             }
         };
         Front {

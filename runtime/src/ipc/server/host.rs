@@ -17,7 +17,7 @@ use crate::ipc::env::SandboxEnv;
 use crate::ipc::scope::{Scope, ScopeError, is_valid_id};
 use crate::tool::{Manifest, closest};
 
-/// An [`IpcRouter`] served to sandboxed processes.
+/// An [`IpcRouter`](crate::ipc::IpcRouter) served to sandboxed processes.
 ///
 /// ```
 /// use gangway::IpcCommand;
