@@ -83,7 +83,8 @@
 //! Always built, whatever the features: the derives
 //! ([`IpcCommand`](derive@IpcCommand), [`ArgEnum`](derive@ArgEnum)),
 //! `#[gangway::tool]`, the [`tool`](mod@tool) module, and the in-process
-//! part of [`ipc`]: the [`IpcCommand`](trait@IpcCommand) trait,
+//! the exit codes ([`exit`], also at `gangway::ipc::exit`), and the
+//! in-process part of [`ipc`]: the [`IpcCommand`](trait@IpcCommand) trait,
 //! [`IpcRouter`](crate::ipc::IpcRouter) (`dispatch`, `dispatch_argv` and
 //! `dispatch_json`),
 //! [`Reply`](crate::ipc::Reply), [`CommandError`](crate::ipc::CommandError)
@@ -106,6 +107,7 @@ pub mod cli;
 #[cfg(feature = "controller")]
 #[cfg_attr(docsrs, doc(cfg(feature = "controller")))]
 pub mod controller;
+pub mod exit;
 pub mod ipc;
 #[cfg(feature = "mcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]

@@ -180,7 +180,7 @@ impl ToolBindError {
     pub fn usage(message: impl Into<String>) -> Self {
         ToolBindError {
             message: message.into(),
-            exit_code: crate::ipc::exit::USAGE,
+            exit_code: crate::exit::USAGE,
             help: false,
         }
     }
@@ -189,7 +189,7 @@ impl ToolBindError {
     pub fn help(text: impl Into<String>) -> Self {
         ToolBindError {
             message: text.into(),
-            exit_code: crate::ipc::exit::OK,
+            exit_code: crate::exit::OK,
             help: true,
         }
     }

@@ -88,22 +88,9 @@ const SLOW_CALL: Duration = Duration::from_millis(10);
 /// How to call the client, for its usage errors.
 const USAGE: &str = "call <command> [--stdin <arg>] [--] <args...>";
 
-/// The exit codes, as `--help` lists them.
-pub const EXIT_CODES: &str = "\
-Exit codes:
-  0    the call succeeded
-  1    the command failed: its handler returned an error or panicked, or its
-       response was over the host's frame limit
-  2    usage error: unknown command or flag, bad value, missing argument
-  69   the host cannot be reached or refused the connection
-  70   the command's response could not be encoded
-  74   standard input could not be read
-  77   not allowed: the command is outside this sandbox's scope, the host's
-       guard refused the call, or the sandbox's access expired or was revoked
-  124  the call timed out (and was cancelled)
-  128+n  ended by signal n: 130 for Ctrl-C (SIGINT), 143 for SIGTERM, 129 for
-       SIGHUP; the call is cancelled on the host first
-";
+/// The exit codes, as `--help` lists them: [`exit::HELP`](crate::exit::HELP),
+/// made from the one table of them.
+pub const EXIT_CODES: &str = crate::exit::HELP;
 
 /// One parsed `call`.
 #[derive(Debug, PartialEq)]

@@ -205,6 +205,43 @@ impl AgentInner {
             run.transport.signal_peer(Signal::SIGKILL);
             state.run = None;
         }
+        let transport = self.spawn_transport()?;
+        let events = self.wire(&transport);
+        let generation = state.generation + 1;
+        let (session_tx, session_rx) = watch::channel(None);
+        let (prompt_tx, prompt_rx) = mpsc::channel(PROMPT_BACKLOG);
+        let (exit_tx, exit_rx) = watch::channel(None);
+        let closing = CancellationToken::new();
+        tokio::spawn(set_up_session(self.clone(), transport.clone(), session_tx));
+        tokio::spawn(run_turns(
+            self.clone(),
+            transport.clone(),
+            session_rx.clone(),
+            prompt_rx,
+            events.clone(),
+            closing.clone(),
+        ));
+        tokio::spawn(watch_agent_exit(
+            self.clone(),
+            generation,
+            transport.clone(),
+            events,
+            exit_tx,
+        ));
+        let run = AgentRun {
+            transport,
+            session: session_rx,
+            prompts: prompt_tx,
+            closing,
+            sequencer: InputSequencer::new(),
+            exited: exit_rx,
+        };
+        state.begin(generation, run, block_meta);
+        Ok(())
+    }
+
+    /// Starts the agent's process and its JSON-RPC transport.
+    fn spawn_transport(&self) -> Result<Arc<StdioTransport>, ControllerError> {
         let transport = StdioTransport::builder()
             .rpc_timeout(Duration::from_secs(60))
             .spawn(self.spec.command())
@@ -215,7 +252,17 @@ impl AgentInner {
                 },
                 other => ControllerError::Agent(other),
             })?;
-        let transport = Arc::new(transport);
+        Ok(Arc::new(transport))
+    }
+
+    /// Routes the agent's notifications and requests: notifications to the
+    /// output hub in order, through one lane (whose sender is returned, for
+    /// the exit event to follow them), and requests to the handler, a
+    /// permission request answered `cancelled` once its turn is cancelled.
+    fn wire(
+        self: &Arc<Self>,
+        transport: &Arc<StdioTransport>,
+    ) -> mpsc::UnboundedSender<OutputEvent> {
         // One ordered lane for the agent's messages and the exit event.
         let (events, mut lane) = mpsc::unbounded_channel::<OutputEvent>();
         let notes = events.clone();
@@ -253,37 +300,7 @@ impl AgentInner {
                 forwarder.hub.publish(event).await;
             }
         });
-        let generation = state.generation + 1;
-        let (session_tx, session_rx) = watch::channel(None);
-        let (prompt_tx, prompt_rx) = mpsc::channel(PROMPT_BACKLOG);
-        let (exit_tx, exit_rx) = watch::channel(None);
-        let closing = CancellationToken::new();
-        tokio::spawn(set_up_session(self.clone(), transport.clone(), session_tx));
-        tokio::spawn(run_turns(
-            self.clone(),
-            transport.clone(),
-            session_rx.clone(),
-            prompt_rx,
-            events.clone(),
-            closing.clone(),
-        ));
-        tokio::spawn(watch_agent_exit(
-            self.clone(),
-            generation,
-            transport.clone(),
-            events,
-            exit_tx,
-        ));
-        let run = AgentRun {
-            transport,
-            session: session_rx,
-            prompts: prompt_tx,
-            closing,
-            sequencer: InputSequencer::new(),
-            exited: exit_rx,
-        };
-        state.begin(generation, run, block_meta);
-        Ok(())
+        events
     }
 
     /// Asks the agent to end the turn in progress.

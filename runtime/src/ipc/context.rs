@@ -125,11 +125,13 @@ impl fmt::Display for CancelReason {
 pub struct CallContext {
     /// `None`: detached.
     #[cfg(feature = "ipc")]
-    shared: Option<Arc<Shared>>,
+    shared: Option<Arc<ContextState>>,
 }
 
+/// What the clones of a call's context share: the cancel and its reason, the
+/// connection's side, the live input, the admission, and the sink.
 #[cfg(feature = "ipc")]
-struct Shared {
+struct ContextState {
     token: tokio_util::sync::CancellationToken,
     reason: Mutex<Option<CancelReason>>,
     /// The connection's side: `None` for a call served without one.
@@ -183,7 +185,7 @@ impl CallContext {
     #[cfg(feature = "ipc")]
     pub(crate) fn for_call(io: Option<Arc<CallIo>>, admission: Option<Arc<Admission>>) -> Self {
         CallContext {
-            shared: Some(Arc::new(Shared {
+            shared: Some(Arc::new(ContextState {
                 token: tokio_util::sync::CancellationToken::new(),
                 reason: Mutex::new(None),
                 io,
@@ -200,7 +202,7 @@ impl CallContext {
     #[cfg(feature = "mcp")]
     pub(crate) fn for_sink(sink: Arc<dyn CallSink>, admission: Option<Arc<Admission>>) -> Self {
         CallContext {
-            shared: Some(Arc::new(Shared {
+            shared: Some(Arc::new(ContextState {
                 token: tokio_util::sync::CancellationToken::new(),
                 reason: Mutex::new(None),
                 io: None,

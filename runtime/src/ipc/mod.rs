@@ -64,7 +64,7 @@ mod endpoint;
 #[cfg(any(feature = "ipc", feature = "client"))]
 mod env;
 mod error;
-pub mod exit;
+pub use crate::exit;
 #[cfg(feature = "ipc")]
 mod guard;
 mod input;
@@ -114,7 +114,7 @@ pub use kind::ErrorKind;
 pub use router::{CommandInfo, IpcRouter, TryRegisterError};
 pub use scope::{Scope, ScopeError};
 #[cfg(feature = "mcp")]
-pub(crate) use server::{Auditor, human};
+pub(crate) use server::{Auditor, shown_duration};
 #[cfg(feature = "ipc")]
 #[cfg_attr(docsrs, doc(cfg(feature = "ipc")))]
 pub use server::{IpcServer, IpcServerBuilder, ShutdownReport};

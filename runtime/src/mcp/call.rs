@@ -16,7 +16,7 @@ use super::progress::ProgressRelay;
 use super::session::Session;
 use crate::ipc::protocol::OutputStream;
 use crate::ipc::{
-    AuditOutcome, CallContext, CallSink, CancelReason, IpcError, IpcRouter, exit, human,
+    AuditOutcome, CallContext, CallSink, CancelReason, IpcError, IpcRouter, exit, shown_duration,
 };
 use crate::sync::LockUnpoisoned;
 use crate::tool::OutputSchema;
@@ -134,7 +134,7 @@ async fn run(
             method: name.to_owned(),
             message: format!(
                 "timed out after {}; the call was cancelled",
-                human(limit.unwrap_or_default())
+                shown_duration(limit.unwrap_or_default())
             ),
             data: Vec::new(),
         }),

@@ -10,11 +10,11 @@ use serde_json::{Map, Value};
 
 use super::error::{ResponseError, RpcError};
 use super::handler::{IncomingRequest, NotificationHandler, SERVER_BUSY};
-use super::state::Shared;
+use super::state::TransportState;
 use super::wire::{call_id, excerpt, remote_error};
 use crate::sync::LockUnpoisoned;
 
-impl Shared {
+impl TransportState {
     /// Handles one line from the peer.
     pub(super) async fn receive(self: &Arc<Self>, line: &[u8]) {
         let line = line.trim_ascii();

@@ -94,7 +94,7 @@ use handler::RequestHandler;
 pub use handler::{HandlerError, IncomingRequest, NotificationHandler, RequestFuture, SERVER_BUSY};
 use outbox::CallState;
 pub use process::ExitOutcome;
-use state::{PendingCall, Shared};
+use state::{PendingCall, TransportState};
 
 /// A JSON-RPC 2.0 connection to a peer process over its standard input and
 /// output. See the [module](self) for what it guarantees.
@@ -102,7 +102,7 @@ use state::{PendingCall, Shared};
 /// The child process (its whole process group, when it leads one) is
 /// killed when the transport is dropped.
 pub struct StdioTransport {
-    shared: Arc<Shared>,
+    shared: Arc<TransportState>,
 }
 
 impl fmt::Debug for StdioTransport {

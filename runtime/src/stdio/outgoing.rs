@@ -11,13 +11,13 @@ use serde_json::Value;
 use super::builder::CancelNotice;
 use super::error::{ResponseError, RpcError};
 use super::outbox::{CallState, Outbox, Queued};
-use super::state::Shared;
+use super::state::TransportState;
 #[cfg(any(test, feature = "test-util"))]
 use super::wire::testing_text;
 use super::wire::{OutgoingRequest, OutgoingResponse, encode};
 use crate::sync::LockUnpoisoned;
 
-impl Shared {
+impl TransportState {
     /// Queues a request or notification, waiting for room.
     pub(super) async fn send(
         &self,

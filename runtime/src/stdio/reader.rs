@@ -10,13 +10,13 @@ use tokio::io::{AsyncRead, BufReader};
 use tokio_util::sync::CancellationToken;
 
 use super::lines::{Line, LineReader};
-use super::state::Shared;
+use super::state::TransportState;
 
 /// Reads the peer's stdout line by line until it ends, then fails what
 /// waits.
 pub(super) async fn read_lines<R>(
     stdout: R,
-    shared: Arc<Shared>,
+    shared: Arc<TransportState>,
     done: CancellationToken,
     stderr_done: CancellationToken,
 ) where

@@ -15,7 +15,7 @@ use super::builder::StdioBuilder;
 use super::error::RpcError;
 use super::outbox::{Outbox, Queued};
 use super::reader::read_lines;
-use super::state::Shared;
+use super::state::TransportState;
 use super::stderr::keep_stderr;
 use super::watcher::watch_child;
 use super::writer::write_lines;
@@ -92,7 +92,7 @@ impl StdioBuilder {
         let (queue_tx, queue_rx) = mpsc::channel::<Queued>(self.write_queue);
         let (urgent_tx, urgent_rx) = mpsc::unbounded_channel();
         let pid = child.as_ref().and_then(Child::id);
-        let shared = Arc::new(Shared::new(
+        let shared = Arc::new(TransportState::new(
             self,
             Outbox::Pipe {
                 queue: Mutex::new(Some(queue_tx)),

@@ -25,7 +25,7 @@ pub(super) struct Pending {
     pub(super) closed: Option<String>,
 }
 
-pub(super) struct Shared {
+pub(super) struct TransportState {
     pub(super) options: StdioBuilder,
     pub(super) outbox: Outbox,
     pending: Mutex<Pending>,
@@ -52,11 +52,11 @@ pub(super) struct Shared {
     pub(super) kill: CancellationToken,
 }
 
-impl Shared {
+impl TransportState {
     pub(super) fn new(options: StdioBuilder, outbox: Outbox, pid: Option<u32>) -> Self {
         let running = options.max_concurrent_requests;
         let tail = options.stderr_tail;
-        Shared {
+        TransportState {
             options,
             outbox,
             pending: Mutex::new(Pending {
@@ -128,7 +128,7 @@ impl Shared {
 /// before its request was written is never written; one given up on after
 /// gets the peer told, if so configured.
 pub(super) struct PendingCall<'a> {
-    pub(super) shared: &'a Shared,
+    pub(super) shared: &'a TransportState,
     pub(super) id: i64,
     pub(super) method: &'a str,
     pub(super) state: Arc<CallState>,

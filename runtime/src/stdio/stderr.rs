@@ -7,11 +7,11 @@ use tokio::io::{AsyncRead, BufReader};
 use tokio_util::sync::CancellationToken;
 
 use super::lines::{Line, LineReader};
-use super::state::Shared;
+use super::state::TransportState;
 use crate::sync::LockUnpoisoned;
 
 /// Keeps the tail of the peer's stderr and logs each line.
-pub(super) async fn keep_stderr<E>(stderr: E, shared: Arc<Shared>, done: CancellationToken)
+pub(super) async fn keep_stderr<E>(stderr: E, shared: Arc<TransportState>, done: CancellationToken)
 where
     E: AsyncRead + Unpin,
 {

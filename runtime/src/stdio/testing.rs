@@ -10,7 +10,7 @@ use tokio::sync::mpsc;
 use super::StdioTransport;
 use super::builder::StdioBuilder;
 use super::outbox::Outbox;
-use super::state::Shared;
+use super::state::TransportState;
 
 impl StdioTransport {
     /// A transport with no process and no background tasks: every message
@@ -37,7 +37,11 @@ impl StdioTransport {
         options: StdioBuilder,
     ) -> Self {
         StdioTransport {
-            shared: Arc::new(Shared::new(options, Outbox::Testing(write_tx), None)),
+            shared: Arc::new(TransportState::new(
+                options,
+                Outbox::Testing(write_tx),
+                None,
+            )),
         }
     }
 

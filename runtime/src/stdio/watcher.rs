@@ -11,14 +11,14 @@ use tokio::process::Child;
 use tokio_util::sync::CancellationToken;
 
 use super::process::ExitOutcome;
-use super::state::Shared;
+use super::state::TransportState;
 
 /// Waits for the child to exit (or kills it when told to), records how it
 /// ended, clears out what is left of its process group, and closes the
 /// connection if its stdout does not end by itself soon after.
 pub(super) async fn watch_child(
     mut child: Child,
-    shared: Arc<Shared>,
+    shared: Arc<TransportState>,
     stdout_done: CancellationToken,
 ) {
     let pid = child.id();

@@ -9,7 +9,7 @@ use tokio::io::{AsyncWrite, AsyncWriteExt, BufWriter};
 use tokio::sync::mpsc;
 
 use super::outbox::Queued;
-use super::state::Shared;
+use super::state::TransportState;
 
 /// Writes queued lines to the peer's stdin, batching what is ready before
 /// each flush. Ends (closing stdin) when the queue is closed and drained,
@@ -18,7 +18,7 @@ pub(super) async fn write_lines<W>(
     stdin: W,
     mut queue: mpsc::Receiver<Queued>,
     mut urgent: mpsc::UnboundedReceiver<Vec<u8>>,
-    shared: Arc<Shared>,
+    shared: Arc<TransportState>,
 ) where
     W: AsyncWrite + Unpin,
 {

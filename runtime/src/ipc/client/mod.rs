@@ -13,6 +13,7 @@
 #[cfg(feature = "ipc")]
 mod asynchronous;
 mod blocking;
+mod calls;
 mod error;
 mod event;
 mod exchange;

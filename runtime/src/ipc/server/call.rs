@@ -4,6 +4,8 @@
 //! call timeout, and answer with its result or its error, encoded and
 //! within the frame limit.
 
+use std::time::Duration;
+
 use serde_bytes::ByteBuf;
 
 use super::grants::{Grant, Lapse};
@@ -17,6 +19,7 @@ use crate::ipc::exit;
 use crate::ipc::guard::Decision;
 use crate::ipc::kind::ErrorKind;
 use crate::ipc::protocol::{Request, Response, WireError};
+use crate::ipc::router::IpcRouter;
 
 /// A call's encoded answer, and how the call ended (`None` for an answer
 /// asking for standard input: the call is made again with it), with the
@@ -146,140 +149,26 @@ async fn respond(
     context: CallContext,
 ) -> Response {
     let id = request.id;
-    let method = request.method;
-    // Before any look-up, and so before any "did you mean".
-    if !crate::tool::is_valid_command_name(&method) {
-        return Response::failure(id, wire_error(IpcError::invalid_name(&method)));
-    }
-    if let Some(error) = refusal(shared, grant, &method, &context) {
+    if let Err(error) = admit(shared, grant, &request, &context) {
         return Response::failure(id, wire_error(error));
     }
-    let kinds = [
-        request.params.is_some(),
-        request.argv.is_some(),
-        request.json.is_some(),
-    ];
-    if kinds.into_iter().filter(|given| *given).count() > 1 {
-        let error = IpcError::InvalidParams {
-            method,
-            message: "a call carries its arguments one way: `params`, `argv` or `json`, \
-                      not several"
-                .to_owned(),
-        };
-        return Response::failure(id, wire_error(error));
-    }
+    let method = request.method.clone();
     let info = shared.router.command(&method);
-    let streams_stdin = info.is_some_and(|info| info.streams_stdin);
     let limit = info.and_then(|info| info.timeout).or(shared.call_timeout);
-    let call = async {
-        match request.argv {
-            Some(argv) if request.stdin.is_none() && request.stdin_ready => {
-                // Read stdin only if the command will take it: help, a usage
-                // error, or an explicit value means it will not.
-                match shared.router.plan_argv(&method, &argv) {
-                    // The input streams as the handler reads it: the call
-                    // starts now, its stdin argument an empty placeholder
-                    // the live stream replaces.
-                    Ok(ArgvPlan::NeedsStdin) if streams_stdin && context.open_input() => shared
-                        .router
-                        .dispatch_argv(&method, &argv, Some(Vec::new()))
-                        .await
-                        .map(Answer::from),
-                    Ok(ArgvPlan::NeedsStdin) => Ok(Answer::NeedsStdin),
-                    Ok(ArgvPlan::Help(text)) => Ok(Answer::Help(text)),
-                    Ok(_) => shared
-                        .router
-                        .dispatch_argv(&method, &argv, None)
-                        .await
-                        .map(Answer::from),
-                    Err(error) => Err(error),
-                }
-            }
-            Some(argv) => shared
-                .router
-                .dispatch_argv(&method, &argv, request.stdin.map(ByteBuf::into_vec))
-                .await
-                .map(Answer::from),
-            None if request.json.is_some() => {
-                let text = request.json.unwrap_or_default();
-                match serde_json::from_str::<serde_json::Value>(&text) {
-                    // Answered as an agent reads it (see `call_json`).
-                    Ok(args) => shared
-                        .router
-                        .dispatch_json(&method, &args)
-                        .await
-                        .map(|reply| {
-                            Answer::Result(shared.router.structured_reply(&method, reply))
-                        }),
-                    Err(error) => Err(IpcError::InvalidParams {
-                        method: method.clone(),
-                        message: format!("the JSON arguments do not parse: {error}"),
-                    }),
-                }
-            }
-            None => {
-                let params = request.params.map(ByteBuf::into_vec).unwrap_or_default();
-                shared
-                    .router
-                    .dispatch(&method, &params)
-                    .await
-                    .map(Answer::Result)
-            }
-        }
-    };
-    let call = context.clone().scope(call);
-    tokio::pin!(call);
-    let deadline = async {
-        match limit {
-            Some(limit) => tokio::time::sleep(limit).await,
-            None => std::future::pending().await,
-        }
-    };
-    let outcome = tokio::select! {
-        biased;
-        outcome = &mut call => outcome,
-        () = deadline => {
-            context.cancel(CancelReason::TimedOut);
-            finish_within_grace(shared, &mut call).await;
-            // `limit` is set: only then does the deadline pass.
-            let limit = limit.unwrap_or_default();
-            let error = WireError::server(
-                ErrorKind::Timeout,
-                format!("command `{method}` timed out after {}", human(limit)),
-                exit::TIMEOUT,
-            );
-            return Response::failure(id, error);
-        }
-        // The caller cancelled (a caller gone is the connection's to end),
-        // or the host revoked its access.
-        () = context.cancelled() => match finish_within_grace(shared, &mut call).await {
-            Some(outcome) => outcome,
-            None if let Some(lapse) = lapse_of(&context) => {
-                return Response::failure(id, lapse.error());
-            }
-            None => {
-                let error = WireError::server(
-                    ErrorKind::Cancelled,
-                    format!("command `{method}` was cancelled"),
-                    exit::INTERRUPTED,
-                );
-                return Response::failure(id, error);
-            }
-        },
+    let streams_stdin = info.is_some_and(|info| info.streams_stdin);
+    let call = context
+        .clone()
+        .scope(dispatch(shared, request, streams_stdin, &context));
+    let outcome = match within_limits(shared, &context, call, limit, &method).await {
+        Ok(outcome) => outcome,
+        Err(error) => return Response::failure(id, error),
     };
     // However the handler ended, a call whose access lapsed is answered as
     // denied.
     if let Some(lapse) = lapse_of(&context) {
         return Response::failure(id, lapse.error());
     }
-    let mut response = Response {
-        id,
-        ok: true,
-        result: None,
-        help: None,
-        needs_stdin: false,
-        error: None,
-    };
+    let mut response = Response::success(id);
     match outcome {
         Ok(Answer::Result(bytes)) => response.result = Some(ByteBuf::from(bytes)),
         Ok(Answer::Help(text)) => response.help = Some(text),
@@ -287,6 +176,149 @@ async fn respond(
         Err(error) => return Response::failure(id, wire_error(error)),
     }
     response
+}
+
+/// Whether the call may be made as it came: a name that can be a
+/// command's (checked before any look-up, and so before any "did you
+/// mean"), one the caller's scope allows, and its arguments given one way.
+fn admit(
+    shared: &ServerState,
+    grant: &Grant,
+    request: &Request,
+    context: &CallContext,
+) -> Result<(), IpcError> {
+    let method = &request.method;
+    if !crate::tool::is_valid_command_name(method) {
+        return Err(IpcError::invalid_name(method));
+    }
+    if let Some(error) = refusal(shared, grant, method, context) {
+        return Err(error);
+    }
+    let kinds = [
+        request.params.is_some(),
+        request.argv.is_some(),
+        request.json.is_some(),
+    ];
+    if kinds.into_iter().filter(|given| *given).count() > 1 {
+        return Err(IpcError::InvalidParams {
+            method: method.clone(),
+            message: "a call carries its arguments one way: `params`, `argv` or `json`, \
+                      not several"
+                .to_owned(),
+        });
+    }
+    Ok(())
+}
+
+/// Dispatches the call the way its arguments came: shell words (with
+/// standard input given, or only offered), JSON, or MessagePack.
+async fn dispatch(
+    shared: &ServerState,
+    request: Request,
+    streams_stdin: bool,
+    context: &CallContext,
+) -> Result<Answer, IpcError> {
+    let router = &shared.router;
+    let method = request.method;
+    match request.argv {
+        Some(argv) if request.stdin.is_none() && request.stdin_ready => {
+            dispatch_offered(router, &method, &argv, streams_stdin, context).await
+        }
+        Some(argv) => router
+            .dispatch_argv(&method, &argv, request.stdin.map(ByteBuf::into_vec))
+            .await
+            .map(Answer::from),
+        None if request.json.is_some() => {
+            let text = request.json.unwrap_or_default();
+            match serde_json::from_str::<serde_json::Value>(&text) {
+                // Answered as an agent reads it (see `call_json`).
+                Ok(args) => router
+                    .dispatch_json(&method, &args)
+                    .await
+                    .map(|reply| Answer::Result(router.structured_reply(&method, reply))),
+                Err(error) => Err(IpcError::InvalidParams {
+                    method,
+                    message: format!("the JSON arguments do not parse: {error}"),
+                }),
+            }
+        }
+        None => {
+            let params = request.params.map(ByteBuf::into_vec).unwrap_or_default();
+            router.dispatch(&method, &params).await.map(Answer::Result)
+        }
+    }
+}
+
+/// Shell words with standard input offered but not yet read: it is read
+/// only if the command will take it (help, a usage error, or an explicit
+/// value means it will not).
+async fn dispatch_offered(
+    router: &IpcRouter,
+    method: &str,
+    argv: &[String],
+    streams_stdin: bool,
+    context: &CallContext,
+) -> Result<Answer, IpcError> {
+    match router.plan_argv(method, argv)? {
+        // The input streams as the handler reads it: the call starts now,
+        // its stdin argument an empty placeholder the live stream replaces.
+        ArgvPlan::NeedsStdin if streams_stdin && context.open_input() => router
+            .dispatch_argv(method, argv, Some(Vec::new()))
+            .await
+            .map(Answer::from),
+        ArgvPlan::NeedsStdin => Ok(Answer::NeedsStdin),
+        ArgvPlan::Help(text) => Ok(Answer::Help(text)),
+        _ => router
+            .dispatch_argv(method, argv, None)
+            .await
+            .map(Answer::from),
+    }
+}
+
+/// Runs `call` until it ends, its deadline passes (`limit`), or its
+/// context is cancelled (the caller's Ctrl-C, or its scope lapsing): then
+/// the handler has the cancel grace to finish; past the deadline, or
+/// cancelled and not finished, the error to answer with.
+async fn within_limits<F: Future>(
+    shared: &ServerState,
+    context: &CallContext,
+    call: F,
+    limit: Option<Duration>,
+    method: &str,
+) -> Result<F::Output, WireError> {
+    tokio::pin!(call);
+    let deadline = async {
+        match limit {
+            Some(limit) => tokio::time::sleep(limit).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        biased;
+        outcome = &mut call => Ok(outcome),
+        () = deadline => {
+            context.cancel(CancelReason::TimedOut);
+            finish_within_grace(shared, &mut call).await;
+            // `limit` is set: only then does the deadline pass.
+            let limit = limit.unwrap_or_default();
+            Err(WireError::server(
+                ErrorKind::Timeout,
+                format!("command `{method}` timed out after {}", shown_duration(limit)),
+                exit::TIMEOUT,
+            ))
+        }
+        // The caller cancelled (a caller gone is the connection's to end),
+        // or the host revoked its access.
+        () = context.cancelled() => match finish_within_grace(shared, &mut call).await {
+            Some(outcome) => Ok(outcome),
+            None if let Some(lapse) = lapse_of(context) => Err(lapse.error()),
+            None => Err(WireError::server(
+                ErrorKind::Cancelled,
+                format!("command `{method}` was cancelled"),
+                exit::INTERRUPTED,
+            )),
+        },
+    }
 }
 
 /// Gives a cancelled call the server's cancel grace to finish (not past
@@ -319,7 +351,7 @@ fn wire_error(error: IpcError) -> WireError {
 
 /// A duration for messages: `300ms`, `30s`, `5m`, `2h` (and `1.5s` for a
 /// server timeout set in fractions of a second).
-pub(crate) fn human(duration: std::time::Duration) -> String {
+pub(crate) fn shown_duration(duration: std::time::Duration) -> String {
     let ms = duration.as_millis();
     match ms {
         0 => format!("{}µs", duration.as_micros()),
@@ -354,7 +386,7 @@ mod tests {
             (Duration::from_secs(7200), "2h"),
             (Duration::from_secs(90), "90s"),
         ] {
-            assert_eq!(super::human(duration), text);
+            assert_eq!(super::shown_duration(duration), text);
         }
     }
 }

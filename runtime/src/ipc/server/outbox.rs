@@ -102,7 +102,7 @@ impl Drop for RunningCall {
 }
 
 /// What the writer takes next.
-enum Next {
+enum WriterStep {
     Frame(Vec<u8>, Option<Hold>),
     /// Nothing to write this turn (a progress slot already sent).
     Skip,
@@ -145,9 +145,9 @@ pub(crate) async fn write_frames<W>(
             }
         };
         let (body, hold) = match next {
-            Next::Frame(body, hold) => (body, hold),
-            Next::Skip => continue,
-            Next::Done => return,
+            WriterStep::Frame(body, hold) => (body, hold),
+            WriterStep::Skip => continue,
+            WriterStep::Done => return,
         };
         control_turn = hold.is_some();
         let running = match &hold {
@@ -167,25 +167,28 @@ pub(crate) async fn write_frames<W>(
     }
 }
 
-fn control_frame(control: Control) -> Next {
+fn control_frame(control: Control) -> WriterStep {
     match control {
-        Control::Frame(body) => Next::Frame(body, None),
+        Control::Frame(body) => WriterStep::Frame(body, None),
         Control::Progress(slot) => match slot.take_encoded() {
-            Some(body) => Next::Frame(body, None),
-            None => Next::Skip,
+            Some(body) => WriterStep::Frame(body, None),
+            None => WriterStep::Skip,
         },
     }
 }
 
 /// A call's frame; at the end of them, the refusals still queued (the
 /// last words on a connection) go out first.
-fn call_frame(frame: Option<Outgoing>, control: &mut mpsc::UnboundedReceiver<Control>) -> Next {
+fn call_frame(
+    frame: Option<Outgoing>,
+    control: &mut mpsc::UnboundedReceiver<Control>,
+) -> WriterStep {
     match frame {
-        Some(frame) => Next::Frame(frame.body, Some(frame.hold)),
+        Some(frame) => WriterStep::Frame(frame.body, Some(frame.hold)),
         None => match control.try_recv() {
-            Ok(Control::Frame(body)) => Next::Frame(body, None),
-            Ok(Control::Progress(_)) => Next::Skip,
-            Err(_) => Next::Done,
+            Ok(Control::Frame(body)) => WriterStep::Frame(body, None),
+            Ok(Control::Progress(_)) => WriterStep::Skip,
+            Err(_) => WriterStep::Done,
         },
     }
 }

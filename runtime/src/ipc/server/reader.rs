@@ -89,10 +89,10 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
     }
 
     /// Acts on what came in.
-    async fn take(&mut self, next: Next) -> Result<(), Stop> {
+    async fn take(&mut self, next: Incoming) -> Result<(), Stop> {
         let routes = &self.routes;
         match next {
-            Next::Frame(ClientFrame::Call(request), frame_len) => {
+            Incoming::Frame(ClientFrame::Call(request), frame_len) => {
                 routes.calls.awaiting_stdin.store(false, Ordering::SeqCst);
                 let Some(call) = routes.admit(request, frame_len).await? else {
                     return Ok(());
@@ -105,18 +105,18 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
                 }
                 Ok(())
             }
-            Next::Frame(ClientFrame::List(list), _) => routes.answer_list(list.id).await,
-            Next::Frame(frame, _) => {
+            Incoming::Frame(ClientFrame::List(list), _) => routes.answer_list(list.id).await,
+            Incoming::Frame(frame, _) => {
                 if deliver(frame, &routes.calls) {
                     Ok(())
                 } else {
                     Err(routes.hang_up())
                 }
             }
-            Next::Closed => Err(routes.hang_up()),
+            Incoming::Closed => Err(routes.hang_up()),
             // The refusal is queued; the calls running finish and are
             // answered, but get no more input.
-            Next::Refused => {
+            Incoming::Refused => {
                 routes.fail_inputs();
                 Err(Stop)
             }
@@ -262,7 +262,7 @@ impl Routes {
     async fn say_idle(&self) {
         let message = format!(
             "the connection was idle for {}, and is closed; connect again",
-            super::call::human(self.shared.idle_timeout)
+            super::call::shown_duration(self.shared.idle_timeout)
         );
         let error = WireError::server(ErrorKind::Busy, message, exit::UNAVAILABLE);
         match self.outbox.upgrade() {
@@ -325,7 +325,7 @@ fn deliver(frame: ClientFrame, calls: &Calls) -> bool {
 }
 
 /// What came in on a connection.
-enum Next {
+enum Incoming {
     /// A frame, and its size.
     Frame(ClientFrame, usize),
     /// The peer closed the connection (or its sending half), or it broke.
@@ -340,7 +340,7 @@ async fn next_frame<R>(
     early: Option<u8>,
     control: &mpsc::UnboundedSender<Control>,
     shared: &ServerState,
-) -> Next
+) -> Incoming
 where
     R: AsyncRead + Unpin,
 {
@@ -351,7 +351,7 @@ where
         Some(byte) => head[0] = byte,
         None => {
             if !matches!(reader.read(&mut head[..1]).await, Ok(1)) {
-                return Next::Closed;
+                return Incoming::Closed;
             }
         }
     }
@@ -373,7 +373,7 @@ where
                 id,
                 data: ByteBuf::from(body),
             };
-            return Next::Frame(ClientFrame::Input(chunk), len);
+            return Incoming::Frame(ClientFrame::Input(chunk), len);
         }
         Ok(Ok(body)) => match protocol::decode::<ClientFrame>(&body) {
             Ok(ClientFrame::Call(request)) if request.id == 0 => WireError::server(
@@ -381,7 +381,7 @@ where
                 "request ids start at 1",
                 exit::UNAVAILABLE,
             ),
-            Ok(frame) => return Next::Frame(frame, body.len()),
+            Ok(frame) => return Incoming::Frame(frame, body.len()),
             Err(error) => WireError::server(
                 ErrorKind::Protocol,
                 format!("the frame is not a gangway frame: {error}"),
@@ -401,12 +401,12 @@ where
                 tokio::io::copy(&mut (&mut *reader).take(len as u64), &mut tokio::io::sink()),
             )
             .await;
-            return Next::Refused;
+            return Incoming::Refused;
         }
-        Ok(Err(_)) | Err(_) => return Next::Closed,
+        Ok(Err(_)) | Err(_) => return Incoming::Closed,
     };
     refuse(control, error);
-    Next::Refused
+    Incoming::Refused
 }
 
 /// The answer to `gangway list`: the manifest of the commands the caller's
@@ -429,12 +429,8 @@ fn list_commands(id: u64, grant: &Grant, shared: &ServerState) -> Vec<u8> {
         // Nothing more may be called.
         _ if let Some(lapse) = grant.lapse() => Response::failure(id, lapse.error()),
         Ok(json) => Response {
-            id,
-            ok: true,
             result: Some(ByteBuf::from(json)),
-            help: None,
-            needs_stdin: false,
-            error: None,
+            ..Response::success(id)
         },
         Err(error) => Response::failure(
             id,

@@ -21,7 +21,7 @@
 //!
 //! A call's output frames come before its answer, in the order written;
 //! the answer ends the call. Input flows only for a command whose stdin
-//! argument is an [`InputStream`](super::InputStream), and only as the
+//! argument is an [`InputStream`](crate::ipc::InputStream), and only as the
 //! host grants credit (`input_wanted`), so the host's memory stays bounded
 //! however much is piped.
 //!
@@ -48,12 +48,29 @@
 //! as written: behind an alias, or in a hand-written `IpcCommand`, use
 //! `serde_bytes::ByteBuf` for the same effect.
 
-use std::io::{self, Read, Write};
+//!
+//! The files: the messages here; `framing`, a frame's length and body
+//! (read and written, blocking and async); `chunks`, the encoders of the
+//! bulk frames (output and input) that skip the serializer.
+
+mod chunks;
+mod framing;
+
+pub use chunks::encode_input;
+pub(crate) use chunks::{
+    CHUNK_OVERHEAD, decode_input, decode_output, encode_output, version_mismatch,
+};
+#[cfg(feature = "ipc")]
+pub(crate) use framing::read_body_async;
+pub use framing::{FrameError, decode, encode, read_frame, write_frame};
+pub(crate) use framing::{append_frame, read_frame_after};
+#[cfg(feature = "ipc")]
+pub use framing::{read_frame_async, write_frame_async};
 
 use serde::{Deserialize, Serialize};
 use serde_bytes::ByteBuf;
 
-use super::kind::ErrorKind;
+use crate::ipc::kind::ErrorKind;
 
 /// The protocol version this crate speaks: 3 since a call may carry JSON
 /// arguments (`json`) and a client may ask for its commands (`list`); 2
@@ -257,11 +274,6 @@ message! {
     }
 }
 
-/// Exit code for a host that cannot be reached or a broken exchange
-/// (`EX_UNAVAILABLE`): [`exit::UNAVAILABLE`](super::exit::UNAVAILABLE) under
-/// the name it had before the [`exit`](super::exit) module.
-pub const EXIT_UNAVAILABLE: i32 = super::exit::UNAVAILABLE;
-
 impl WireError {
     /// An error the server itself raises (not a command's).
     pub fn server(kind: impl Into<ErrorKind>, message: impl Into<String>, exit: i32) -> Self {
@@ -277,6 +289,19 @@ impl WireError {
 }
 
 impl Response {
+    /// A successful response carrying nothing yet (its result, help or
+    /// request for standard input is set next).
+    pub fn success(id: u64) -> Self {
+        Response {
+            id,
+            ok: true,
+            result: None,
+            help: None,
+            needs_stdin: false,
+            error: None,
+        }
+    }
+
     /// A failed response.
     pub fn failure(id: u64, error: WireError) -> Self {
         Response {
@@ -420,398 +445,6 @@ pub struct InputWanted {
     pub bytes: u64,
 }
 
-/// Encodes an output frame straight from the handler's bytes, as
-/// [`HostFrame::Output`] would be encoded (the protocol test checks they
-/// decode alike), into a buffer of its exact size: the bulk of a streaming
-/// call, so one copy of the data and no serializer in between.
-pub fn encode_output(id: u64, stream: OutputStream, data: &[u8]) -> Vec<u8> {
-    let stream = match stream {
-        OutputStream::Stdout => "stdout",
-        OutputStream::Stderr => "stderr",
-    };
-    encode_chunk("output", id, Some(stream), data)
-}
-
-/// An output frame's call, stream and data, borrowed from the frame's
-/// body (no copy); `None` for any other frame.
-pub fn decode_output(body: &[u8]) -> Option<(u64, OutputStream, &[u8])> {
-    #[derive(Deserialize)]
-    #[serde(rename_all = "snake_case")]
-    enum Borrowed<'a> {
-        Output {
-            id: u64,
-            stream: OutputStream,
-            #[serde(borrow)]
-            data: &'a serde_bytes::Bytes,
-        },
-    }
-    match decode::<Borrowed<'_>>(body).ok()? {
-        Borrowed::Output { id, stream, data } => Some((id, stream, data)),
-    }
-}
-
-/// An input frame's call and where its data lies in the frame's body
-/// (so the body can become the chunk without a copy); `None` for any
-/// other frame.
-pub fn decode_input(body: &[u8]) -> Option<(u64, std::ops::Range<usize>)> {
-    #[derive(Deserialize)]
-    #[serde(rename_all = "snake_case")]
-    enum Borrowed<'a> {
-        Input {
-            id: u64,
-            #[serde(borrow)]
-            data: &'a serde_bytes::Bytes,
-        },
-    }
-    let Borrowed::Input { id, data } = decode::<Borrowed<'_>>(body).ok()?;
-    // The data is borrowed from `body`: its offset in it.
-    let start = (data.as_ptr() as usize).checked_sub(body.as_ptr() as usize)?;
-    Some((id, start..start + data.len()))
-}
-
-/// Encodes an input frame straight from the bytes read, as
-/// [`ClientFrame::Input`] would be encoded, into a buffer of its exact
-/// size.
-pub fn encode_input(id: u64, data: &[u8]) -> Vec<u8> {
-    encode_chunk("input", id, None, data)
-}
-
-/// `{kind: {id, stream?, data}}`, the one shape of the frames that carry
-/// data, written by hand.
-fn encode_chunk(kind: &str, id: u64, stream: Option<&str>, data: &[u8]) -> Vec<u8> {
-    let mut body = Vec::with_capacity(data.len() + CHUNK_OVERHEAD);
-    // Writing into a `Vec` cannot fail.
-    let _ = rmp::encode::write_map_len(&mut body, 1);
-    let _ = rmp::encode::write_str(&mut body, kind);
-    let _ = rmp::encode::write_map_len(&mut body, if stream.is_some() { 3 } else { 2 });
-    let _ = rmp::encode::write_str(&mut body, "id");
-    let _ = rmp::encode::write_uint(&mut body, id);
-    if let Some(stream) = stream {
-        let _ = rmp::encode::write_str(&mut body, "stream");
-        let _ = rmp::encode::write_str(&mut body, stream);
-    }
-    let _ = rmp::encode::write_str(&mut body, "data");
-    let _ = rmp::encode::write_bin(&mut body, data);
-    body
-}
-
-/// The bytes a frame's envelope adds around a chunk of data, at most: what
-/// a chunk leaves room for under the frame limit.
-pub const CHUNK_OVERHEAD: usize = 64;
-
-/// Why a client and a host of different releases cannot talk: both
-/// versions, and the fix.
-pub fn version_mismatch(client: u32, host: u32) -> String {
-    format!(
-        "the client speaks gangway protocol version {client} and the host version {host}; \
-         use the client of the host's gangway release (and regenerate the wrappers with it)"
-    )
-}
-
-/// Why a frame could not be read.
-#[derive(Debug)]
-pub enum FrameError {
-    /// The peer announced a frame larger than the limit.
-    TooLarge {
-        /// The announced length.
-        len: usize,
-        /// The limit.
-        max: usize,
-    },
-    /// The connection ended inside a frame.
-    Truncated,
-    /// The connection failed.
-    Io(io::Error),
-}
-
-impl std::fmt::Display for FrameError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            FrameError::TooLarge { len, max } => {
-                write!(f, "a frame of {len} bytes is over the {max}-byte limit")
-            }
-            FrameError::Truncated => f.write_str("the connection ended in the middle of a frame"),
-            FrameError::Io(error) => write!(f, "{error}"),
-        }
-    }
-}
-
-impl std::error::Error for FrameError {}
-
-/// Decodes a frame body, refusing nesting deeper than the protocol uses, so
-/// a hostile frame cannot exhaust the stack.
-///
-/// # Errors
-///
-/// The decoder's error.
-pub fn decode<'de, T: Deserialize<'de>>(body: &'de [u8]) -> Result<T, rmp_serde::decode::Error> {
-    let mut deserializer = rmp_serde::Deserializer::from_read_ref(body);
-    deserializer.set_max_depth(MAX_DEPTH);
-    T::deserialize(&mut deserializer)
-}
-
-/// How deeply a frame may nest (the protocol itself needs three levels).
-const MAX_DEPTH: usize = 16;
-
-/// Encodes a message as a frame body.
-pub fn encode<T: Serialize>(message: &T) -> Vec<u8> {
-    // Structs as maps, so fields can be added without breaking older peers.
-    // Writing into a `Vec` cannot fail, and the protocol's types always
-    // serialize.
-    rmp_serde::to_vec_named(message).unwrap_or_default()
-}
-
-/// Writes one frame: the body's length, big-endian, then the body; a
-/// small frame in one write.
-///
-/// # Errors
-///
-/// The writer's error, or `InvalidInput` for a body over 4 GiB.
-pub fn write_frame<W: Write>(writer: &mut W, body: &[u8]) -> io::Result<()> {
-    // The length and the body in one system call (over TCP, one packet),
-    // without copying the body.
-    let mut frame = FrameCursor::new(body)?;
-    while !frame.is_done() {
-        match writer.write_vectored(&frame.slices()) {
-            Ok(n) => frame.advance(n)?,
-            Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
-            Err(error) => return Err(error),
-        }
-    }
-    writer.flush()
-}
-
-/// What is left to write of a frame: its length prefix, then its body,
-/// written together (vectored) by [`write_frame`] and its async twin.
-struct FrameCursor<'a> {
-    head: [u8; 4],
-    body: &'a [u8],
-    head_done: usize,
-    body_done: usize,
-}
-
-impl<'a> FrameCursor<'a> {
-    fn new(body: &'a [u8]) -> io::Result<Self> {
-        Ok(FrameCursor {
-            head: frame_head(body)?,
-            body,
-            head_done: 0,
-            body_done: 0,
-        })
-    }
-
-    fn is_done(&self) -> bool {
-        self.head_done == self.head.len() && self.body_done == self.body.len()
-    }
-
-    fn slices(&self) -> [io::IoSlice<'_>; 2] {
-        [
-            io::IoSlice::new(&self.head[self.head_done..]),
-            io::IoSlice::new(&self.body[self.body_done..]),
-        ]
-    }
-
-    /// `n` more bytes went out; none, while some were left, is an error.
-    fn advance(&mut self, n: usize) -> io::Result<()> {
-        if n == 0 {
-            return Err(io::ErrorKind::WriteZero.into());
-        }
-        let into_head = n.min(self.head.len() - self.head_done);
-        self.head_done += into_head;
-        self.body_done += n - into_head;
-        Ok(())
-    }
-}
-
-/// Appends one frame (length and body) to `out`, so that several frames
-/// can leave in one write: a client's hello with its first request.
-///
-/// # Errors
-///
-/// `InvalidInput` for a body over 4 GiB.
-pub fn append_frame(out: &mut Vec<u8>, body: &[u8]) -> io::Result<()> {
-    out.extend_from_slice(&frame_head(body)?);
-    out.extend_from_slice(body);
-    Ok(())
-}
-
-/// A frame's length prefix.
-fn frame_head(body: &[u8]) -> io::Result<[u8; 4]> {
-    let len = u32::try_from(body.len())
-        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "frame over 4 GiB"))?;
-    Ok(len.to_be_bytes())
-}
-
-/// Reads one frame body, or `None` at a clean end of the stream.
-///
-/// The body's buffer grows as bytes arrive, so an announced length costs
-/// nothing until the bytes are there.
-///
-/// # Errors
-///
-/// [`FrameError::TooLarge`] before reading a body over `max` (the body is
-/// not read), [`FrameError::Truncated`] when the stream ends inside a frame.
-pub fn read_frame<R: Read>(reader: &mut R, max: usize) -> Result<Option<Vec<u8>>, FrameError> {
-    let Some(head) = read_head(reader, None)? else {
-        return Ok(None);
-    };
-    let (len, mut body) = announced(head, max)?;
-    reader
-        .take(len as u64)
-        .read_to_end(&mut body)
-        .map_err(FrameError::Io)?;
-    whole(body, len).map(Some)
-}
-
-/// Reads one frame body into `buffer`, reused from frame to frame (no
-/// allocation once it has grown to the largest frame): the body's length,
-/// or `None` at a clean end of the stream. The body is `&buffer[..len]`.
-/// For a reader that trusts its peer's announced lengths up to `max` (a
-/// client reading its host): the buffer grows to one before the bytes come.
-///
-/// # Errors
-///
-/// As [`read_frame`].
-pub fn read_frame_into<R: Read>(
-    reader: &mut R,
-    max: usize,
-    buffer: &mut Vec<u8>,
-) -> Result<Option<usize>, FrameError> {
-    read_frame_after(reader, None, max, buffer)
-}
-
-/// [`read_frame_into`] for a frame whose first byte may have been read
-/// already.
-pub(crate) fn read_frame_after<R: Read>(
-    reader: &mut R,
-    first: Option<u8>,
-    max: usize,
-    buffer: &mut Vec<u8>,
-) -> Result<Option<usize>, FrameError> {
-    let Some(head) = read_head(reader, first)? else {
-        return Ok(None);
-    };
-    let len = u32::from_be_bytes(head) as usize;
-    if len > max {
-        return Err(FrameError::TooLarge { len, max });
-    }
-    if buffer.len() < len {
-        buffer.resize(len, 0);
-    }
-    match reader.read_exact(&mut buffer[..len]) {
-        Ok(()) => Ok(Some(len)),
-        Err(error) if error.kind() == io::ErrorKind::UnexpectedEof => Err(FrameError::Truncated),
-        Err(error) => Err(FrameError::Io(error)),
-    }
-}
-
-/// A frame's length prefix, whose first byte may have been read already;
-/// `None` at a clean end of the stream (before any byte of it).
-fn read_head<R: Read>(reader: &mut R, first: Option<u8>) -> Result<Option<[u8; 4]>, FrameError> {
-    let mut head = [0u8; 4];
-    let mut filled = 0;
-    if let Some(byte) = first {
-        head[0] = byte;
-        filled = 1;
-    }
-    while filled < head.len() {
-        match reader.read(&mut head[filled..]) {
-            Ok(0) if filled == 0 => return Ok(None),
-            Ok(0) => return Err(FrameError::Truncated),
-            Ok(n) => filled += n,
-            Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
-            Err(error) => return Err(FrameError::Io(error)),
-        }
-    }
-    Ok(Some(head))
-}
-
-/// The async twin of [`read_frame`].
-///
-/// # Errors
-///
-/// As [`read_frame`].
-#[cfg(feature = "ipc")]
-pub async fn read_frame_async<R>(reader: &mut R, max: usize) -> Result<Option<Vec<u8>>, FrameError>
-where
-    R: tokio::io::AsyncRead + Unpin,
-{
-    use tokio::io::AsyncReadExt;
-    let mut head = [0u8; 4];
-    let mut filled = 0;
-    while filled < head.len() {
-        match reader.read(&mut head[filled..]).await {
-            Ok(0) if filled == 0 => return Ok(None),
-            Ok(0) => return Err(FrameError::Truncated),
-            Ok(n) => filled += n,
-            Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
-            Err(error) => return Err(FrameError::Io(error)),
-        }
-    }
-    read_body_async(reader, head, max).await.map(Some)
-}
-
-/// The body of a frame whose length prefix `head` has been read.
-#[cfg(feature = "ipc")]
-pub(crate) async fn read_body_async<R>(
-    reader: &mut R,
-    head: [u8; 4],
-    max: usize,
-) -> Result<Vec<u8>, FrameError>
-where
-    R: tokio::io::AsyncRead + Unpin,
-{
-    use tokio::io::AsyncReadExt;
-    let (len, mut body) = announced(head, max)?;
-    reader
-        .take(len as u64)
-        .read_to_end(&mut body)
-        .await
-        .map_err(FrameError::Io)?;
-    whole(body, len)
-}
-
-/// The length a frame's head announces, refused over `max`, and a buffer
-/// for its body. The buffer grows as the bytes arrive, so a large announced
-/// length costs nothing until it is sent.
-fn announced(head: [u8; 4], max: usize) -> Result<(usize, Vec<u8>), FrameError> {
-    let len = u32::from_be_bytes(head) as usize;
-    if len > max {
-        return Err(FrameError::TooLarge { len, max });
-    }
-    Ok((len, Vec::with_capacity(len.min(256 * 1024))))
-}
-
-/// The body read for a frame of `len` bytes, if the stream did not end
-/// first.
-fn whole(body: Vec<u8>, len: usize) -> Result<Vec<u8>, FrameError> {
-    if body.len() < len {
-        return Err(FrameError::Truncated);
-    }
-    Ok(body)
-}
-
-/// The async twin of [`write_frame`].
-///
-/// # Errors
-///
-/// As [`write_frame`].
-#[cfg(feature = "ipc")]
-pub async fn write_frame_async<W>(writer: &mut W, body: &[u8]) -> io::Result<()>
-where
-    W: tokio::io::AsyncWrite + Unpin,
-{
-    use tokio::io::AsyncWriteExt;
-    // The length and the body in one system call where the writer takes
-    // both (a streamed chunk is mostly this call).
-    let mut frame = FrameCursor::new(body)?;
-    while !frame.is_done() {
-        let n = writer.write_vectored(&frame.slices()).await?;
-        frame.advance(n)?;
-    }
-    writer.flush().await
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -852,15 +485,18 @@ mod tests {
         let mut reader = &wire[..];
         let mut buffer = Vec::new();
         for body in [&b"long body"[..], b"", b"ab"] {
-            let len = read_frame_into(&mut reader, 64, &mut buffer)
+            let len = read_frame_after(&mut reader, None, 64, &mut buffer)
                 .unwrap()
                 .unwrap();
             assert_eq!(&buffer[..len], body);
         }
-        assert_eq!(read_frame_into(&mut reader, 64, &mut buffer).unwrap(), None);
+        assert_eq!(
+            read_frame_after(&mut reader, None, 64, &mut buffer).unwrap(),
+            None
+        );
         let mut reader = &[0u8, 0, 0, 9, 1][..];
         assert!(matches!(
-            read_frame_into(&mut reader, 64, &mut buffer),
+            read_frame_after(&mut reader, None, 64, &mut buffer),
             Err(FrameError::Truncated)
         ));
     }
