@@ -26,7 +26,7 @@ use std::time::Duration;
 use gangway::IpcCommand;
 use gangway::ipc::{
     AuditLog, Bwrap, CallContext, CommandError, CommandResult, InputStream, IpcRouter, IpcServer,
-    Scope,
+    SandboxEnv, Scope,
 };
 use serde::{Deserialize, Serialize};
 
@@ -225,6 +225,43 @@ fn main() {
 }
 
 async fn host() -> i32 {
+    let wrappers = tempfile::tempdir().expect("a directory for the wrappers");
+    let audit = tempfile::tempdir().expect("a directory for the audit log");
+    let audit_log = audit.path().join("audit.jsonl");
+    let me = std::env::current_exe().expect("this program's path");
+    let server = IpcServer::builder()
+        .client_bin(&me)
+        .wrapper_dir(wrappers.path())
+        .audit(AuditLog::jsonl(&audit_log).expect("the audit log opens"))
+        .start(router())
+        .await
+        .expect("the server starts");
+    // The sandbox's own token: every command but `restart`, for an hour;
+    // wrappers for those commands only.
+    let scope = Scope::new("demo")
+        .commands(["search", "wc", "host-grep", "stats"])
+        .expires_in(Duration::from_secs(3600));
+    let env = server.scope(scope);
+    let manifest = server.manifest_for("demo").expect("the scope is live");
+    gangway::wrappers::write_wrappers(&manifest, wrappers.path()).expect("wrappers are written");
+
+    let mut session = session_command(&env);
+    env.apply(&mut session);
+    // Never hand the session this program's stdin: a command that reads
+    // stdin would wait on whatever the host's stdin is (an open pipe, a
+    // terminal) instead of seeing no input. (`Bwrap::command` does this.)
+    session.stdin(Stdio::null());
+    let status = tokio::task::spawn_blocking(move || session.status())
+        .await
+        .expect("the session's thread")
+        .expect("the session starts");
+    server.shutdown(Duration::from_secs(2)).await;
+    print_audit(&audit_log);
+    exit_code(status)
+}
+
+/// The host's five commands, `search` over a few notes.
+fn router() -> IpcRouter {
     let notes = Arc::new(
         [
             "rust: ownership without a garbage collector",
@@ -235,7 +272,7 @@ async fn host() -> i32 {
         .map(str::to_owned)
         .to_vec(),
     );
-    let router = IpcRouter::new()
+    IpcRouter::new()
         .register(Search {
             query: String::new(),
             limit: 0,
@@ -250,34 +287,18 @@ async fn host() -> i32 {
         .register(StatsCommand {
             served: Arc::new(AtomicUsize::new(0)),
         })
-        .register(Restart {});
+        .register(Restart {})
+}
 
-    let wrappers = tempfile::tempdir().expect("a directory for the wrappers");
-    let audit = tempfile::tempdir().expect("a directory for the audit log");
-    let audit_log = audit.path().join("audit.jsonl");
-    let me = std::env::current_exe().expect("this program's path");
-    let server = IpcServer::builder()
-        .client_bin(&me)
-        .wrapper_dir(wrappers.path())
-        .audit(AuditLog::jsonl(&audit_log).expect("the audit log opens"))
-        .start(router)
-        .await
-        .expect("the server starts");
-    // The sandbox's own token: every command but `restart`, for an hour;
-    // wrappers for those commands only.
-    let scope = Scope::new("demo")
-        .commands(["search", "wc", "host-grep", "stats"])
-        .expires_in(Duration::from_secs(3600));
-    let env = server.scope(scope);
-    let manifest = server.manifest_for("demo").expect("the scope is live");
-    gangway::wrappers::write_wrappers(&manifest, wrappers.path()).expect("wrappers are written");
-
-    let mut session = if bwrap_works() {
+/// The shell running `SESSION` in the best isolation this machine offers
+/// (bubblewrap, else `unshare`, else none), having said which in one line.
+fn session_command(env: &SandboxEnv) -> Command {
+    if bwrap_works() {
         // The sandbox sees the system directories read-only, a fresh /tmp,
         // no network, and the paths `env.sandbox_paths()` lists: the socket
         // directory, the wrappers and this program (all read-only).
         println!("# isolation: bubblewrap (no network, read-only system, own process ids)");
-        Bwrap::new(&env)
+        Bwrap::new(env)
             .command("sh", ["-c", SESSION])
             .expect("the sandbox profile is made")
     } else if unshare_works() {
@@ -304,18 +325,11 @@ async fn host() -> i32 {
         let mut sh = Command::new("sh");
         sh.args(["-c", SESSION]);
         sh
-    };
-    env.apply(&mut session);
-    // Never hand the session this program's stdin: a command that reads
-    // stdin would wait on whatever the host's stdin is (an open pipe, a
-    // terminal) instead of seeing no input. (`Bwrap::command` does this.)
-    session.stdin(Stdio::null());
-    let status = tokio::task::spawn_blocking(move || session.status())
-        .await
-        .expect("the session's thread")
-        .expect("the session starts");
-    server.shutdown(Duration::from_secs(2)).await;
-    print_audit(&audit_log);
+    }
+}
+
+/// The example's exit code: the session's, saying why when it failed.
+fn exit_code(status: std::process::ExitStatus) -> i32 {
     match status.code() {
         Some(0) => 0,
         Some(code) => {

@@ -85,7 +85,26 @@ async fn a_forwarding_server_lists_calls_cancels_and_ends_with_its_host() {
         .unwrap();
     let (mut session, serving) = Session::start(McpServer::forwarding(client)).await;
 
-    // Only the scope's commands, as the host lists them.
+    lists_only_the_scopes_commands(&mut session).await;
+    binds_calls_on_the_host(&mut session).await;
+    cancels_a_slow_call_on_the_host(&mut session, &audit).await;
+
+    // The host goes: so does the session, with an error saying why.
+    server.shutdown(Duration::from_secs(5)).await;
+    let ended = tokio::time::timeout(PATIENCE, serving)
+        .await
+        .expect("the session ends with its host")
+        .unwrap();
+    let error = ended.expect_err("an error: the host was lost");
+    assert_eq!(error.kind(), std::io::ErrorKind::ConnectionAborted);
+    assert_eq!(
+        error.to_string(),
+        "the connection to the gangway host was lost"
+    );
+}
+
+/// Only the scope's commands, as the host lists them.
+async fn lists_only_the_scopes_commands(session: &mut Session) {
     session
         .send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
         .await;
@@ -97,9 +116,11 @@ async fn a_forwarding_server_lists_calls_cancels_and_ends_with_its_host() {
         .map(|tool| tool["name"].as_str().unwrap())
         .collect();
     assert_eq!(names, ["countdown", "greet"]);
+}
 
-    // Bound on the host: a typed call, a misspelt argument, a command
-    // outside the scope.
+/// Bound on the host: a typed call, a misspelt argument, a command outside
+/// the scope.
+async fn binds_calls_on_the_host(session: &mut Session) {
     let greet = session.call(2, "greet", json!({"name": "ada"})).await;
     assert_eq!(text(&greet), (false, "hello ada"));
     let typo = session.call(3, "greet", json!({"nmae": "ada"})).await;
@@ -112,9 +133,12 @@ async fn a_forwarding_server_lists_calls_cancels_and_ends_with_its_host() {
         text(&outside),
         (true, "fail: not available in this sandbox")
     );
+}
 
-    // A slow call reporting progress, cancelled once the first report
-    // arrived: the host's handler sees the cancel and says how far it got.
+/// A slow call reporting progress, cancelled once the first report
+/// arrived: the host's handler sees the cancel and says how far it got
+/// (in the audit log at `audit`), and the session goes on.
+async fn cancels_a_slow_call_on_the_host(session: &mut Session, audit: &std::path::Path) {
     session
         .send(
             json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {
@@ -140,7 +164,7 @@ async fn a_forwarding_server_lists_calls_cancels_and_ends_with_its_host() {
     // call cancelled, long before its 20 s, and the session goes on.
     let started = std::time::Instant::now();
     let countdown = loop {
-        let log = std::fs::read_to_string(&audit).unwrap_or_default();
+        let log = std::fs::read_to_string(audit).unwrap_or_default();
         let records: Vec<Value> = log
             .lines()
             .map(|line| serde_json::from_str(line).unwrap())
@@ -158,19 +182,6 @@ async fn a_forwarding_server_lists_calls_cancels_and_ends_with_its_host() {
     );
     let after = session.call(6, "greet", json!({"name": "bob"})).await;
     assert_eq!(text(&after), (false, "hello bob"));
-
-    // The host goes: so does the session, with an error saying why.
-    server.shutdown(Duration::from_secs(5)).await;
-    let ended = tokio::time::timeout(PATIENCE, serving)
-        .await
-        .expect("the session ends with its host")
-        .unwrap();
-    let error = ended.expect_err("an error: the host was lost");
-    assert_eq!(error.kind(), std::io::ErrorKind::ConnectionAborted);
-    assert_eq!(
-        error.to_string(),
-        "the connection to the gangway host was lost"
-    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

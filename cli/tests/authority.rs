@@ -6,13 +6,14 @@
 
 mod common;
 
+use std::process::Child;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use common::authority::{Gatekeeper, Scoped, audited, call, client, contains, records, scoped};
 use common::process::{finish, signal_client, spawn, wait_catching_signals};
 use common::{Host, Style, each_style, require, text, wait_until};
-use gangway::ipc::{IpcServer, SandboxEnv, Scope, ScopeError};
+use gangway::ipc::{IpcClient, IpcServer, SandboxEnv, Scope, ScopeError};
 
 /// The names `gangway list` printed, one per line.
 fn listed(output: &str) -> Vec<&str> {
@@ -108,33 +109,26 @@ fn two_sandboxes_at_once_each_see_and_call_only_their_own_commands() {
     });
 }
 
-#[test]
-fn an_expired_scope_and_a_revoked_one_are_refused_and_revoking_cancels_running_calls() {
-    let (host, dir) = audited(IpcServer::builder(), Style::Scripts);
+/// A client connected with `env`'s token.
+fn connect(env: &SandboxEnv) -> IpcClient {
+    IpcClient::connect_to(env.endpoint(), env.token()).unwrap()
+}
+
+/// How many `linger` calls have begun on `host`.
+fn lingering(host: &Host) -> u64 {
+    host.tally.waits_started.load(Ordering::SeqCst)
+}
+
+/// A 300 ms scope within whose life a call answers, a connection opens,
+/// and a call starts (tried again under a fresh id on a machine too busy
+/// to do that much in 300 ms): its id, its environment, the connection,
+/// and the running call.
+fn short_scope_with_a_running_call(host: &Host) -> (String, SandboxEnv, IpcClient, Child) {
     let server = host.server.as_ref().unwrap();
-    let doomed = server.scope(Scope::new("doomed").commands(["ping", "linger"]));
-    let kept = server.scope(Scope::new("kept").commands(["ping", "linger"]));
-    let connect = |env: &SandboxEnv| {
-        gangway::ipc::IpcClient::connect_to(env.endpoint(), env.token()).unwrap()
-    };
-    let started = || host.tally.waits_started.load(Ordering::SeqCst);
-
-    // A connection kept open across the revocation, and calls running: one
-    // that stops when cancelled, one that ignores it.
-    let mut session = connect(&doomed);
-    session.call_raw("ping", &[0x80]).unwrap();
-    let running = spawn(client(&doomed, &["call", "linger"]));
-    let stubborn = spawn(client(&doomed, &["call", "linger", "--", "--stubborn"]));
-    let unaffected = spawn(client(&kept, &["call", "linger"]));
-    wait_until("the calls run", || started() == 3);
-
-    // A 300 ms scope: within its life a call answers, a connection opens,
-    // and a call starts (tried again under a fresh id on a machine too
-    // busy to do that much in 300 ms).
-    let (short_id, short, mut idle, outliving) = (1..=5)
+    (1..=5)
         .find_map(|attempt| {
             let id = format!("short-{attempt}");
-            let before = started();
+            let before = lingering(host);
             let env = server.scope(
                 Scope::new(&id)
                     .commands(["ping", "linger"])
@@ -144,27 +138,29 @@ fn an_expired_scope_and_a_revoked_one_are_refused_and_revoking_cancels_running_c
             let answered = idle.call_raw("ping", &[0x80]).is_ok();
             let mut outliving = spawn(client(&env, &["call", "linger"]));
             wait_until("the call starts, or the scope expires", || {
-                started() > before || server.manifest_for(&id).is_none()
+                lingering(host) > before || server.manifest_for(&id).is_none()
             });
-            if answered && started() > before {
+            if answered && lingering(host) > before {
                 return Some((id, env, idle, outliving));
             }
             let _ = outliving.kill();
             let _ = outliving.wait();
             None
         })
-        .expect("a 300 ms scope in which three things happen");
+        .expect("a 300 ms scope in which three things happen")
+}
 
-    // Expired: its socket and token file go (a new call is told its access
-    // ended), a connection it opened is refused with the reason, and a call
-    // running is cancelled.
-    wait_until("the scope expires", || {
-        server.manifest_for(&short_id).is_none()
-    });
+/// Waits for the scope `id` (of `env`) to expire and checks what that
+/// ends: its socket and token file go (a new call is told its access
+/// ended), the connection it opened (`idle`) is refused with the reason,
+/// and the call it was running (`outliving`) is cancelled.
+fn check_expiry(host: &Host, id: &str, env: &SandboxEnv, idle: &mut IpcClient, outliving: Child) {
+    let server = host.server.as_ref().unwrap();
+    wait_until("the scope expires", || server.manifest_for(id).is_none());
     wait_until("the expired scope's token file goes", || {
-        !short.token_file().unwrap().exists()
+        !env.token_file().unwrap().exists()
     });
-    let (code, err) = call(&short, &["call", "ping"]);
+    let (code, err) = call(env, &["call", "ping"]);
     assert_eq!(code, Some(77), "{err}");
     assert!(err.contains("this sandbox's access has ended"), "{err}");
     let error = idle.call_raw("ping", &[0x80]).unwrap_err();
@@ -177,6 +173,63 @@ fn an_expired_scope_and_a_revoked_one_are_refused_and_revoking_cancels_running_c
     wait_until("the handler saw its scope expire", || {
         host.tally.waits_expired.load(Ordering::SeqCst) == 1
     });
+}
+
+/// Checks the audit log after the expiry and revocations: only the wrong
+/// token on the main socket was refused at its hello, the revoked scope's
+/// running calls are recorded denied, and no token is in the file.
+fn check_lapsed_records(records: &[serde_json::Value], bytes: &[u8], tokens: &[String]) {
+    let refused: Vec<(Option<&str>, &str)> = records
+        .iter()
+        .filter(|r| r["outcome"] == "refused")
+        .map(|r| (r["scope"].as_str(), r["reason"].as_str().unwrap()))
+        .collect();
+    // A lapsed scope's socket is gone, so its token reaches no hello; the
+    // wrong token on the main socket does.
+    assert_eq!(
+        refused,
+        [(
+            None,
+            "the token is missing or wrong for this socket; check GANGWAY_TOKEN (or \
+             GANGWAY_TOKEN_FILE): a scope's token works on its own socket alone"
+        )],
+        "{refused:?}"
+    );
+    let revoked: Vec<_> = records
+        .iter()
+        .filter(|r| r["scope"] == "doomed" && r["command"] == "linger")
+        .collect();
+    assert_eq!(revoked.len(), 2, "{revoked:?}");
+    for record in revoked {
+        assert_eq!(record["outcome"], "denied", "{record}");
+    }
+    for token in tokens {
+        assert!(
+            !contains(bytes, token.as_bytes()),
+            "a token is in the audit log"
+        );
+    }
+}
+
+#[test]
+fn an_expired_scope_and_a_revoked_one_are_refused_and_revoking_cancels_running_calls() {
+    let (host, dir) = audited(IpcServer::builder(), Style::Scripts);
+    let server = host.server.as_ref().unwrap();
+    let doomed = server.scope(Scope::new("doomed").commands(["ping", "linger"]));
+    let kept = server.scope(Scope::new("kept").commands(["ping", "linger"]));
+
+    // A connection kept open across the revocation, and calls running: one
+    // that stops when cancelled, one that ignores it.
+    let mut session = connect(&doomed);
+    session.call_raw("ping", &[0x80]).unwrap();
+    let running = spawn(client(&doomed, &["call", "linger"]));
+    let stubborn = spawn(client(&doomed, &["call", "linger", "--", "--stubborn"]));
+    let unaffected = spawn(client(&kept, &["call", "linger"]));
+    wait_until("the calls run", || lingering(&host) == 3);
+
+    // A 300 ms scope, expired while it has a connection and a call.
+    let (short_id, short, mut idle, outliving) = short_scope_with_a_running_call(&host);
+    check_expiry(&host, &short_id, &short, &mut idle, outliving);
     // An expired scope can still be revoked.
     assert!(server.revoke(&short_id));
 
@@ -229,36 +282,7 @@ fn an_expired_scope_and_a_revoked_one_are_refused_and_revoking_cancels_running_c
         kept.token().to_owned(),
     ];
     let (records, bytes) = records(host, &dir);
-    let refused: Vec<(Option<&str>, &str)> = records
-        .iter()
-        .filter(|r| r["outcome"] == "refused")
-        .map(|r| (r["scope"].as_str(), r["reason"].as_str().unwrap()))
-        .collect();
-    // A lapsed scope's socket is gone, so its token reaches no hello; the
-    // wrong token on the main socket does.
-    assert_eq!(
-        refused,
-        [(
-            None,
-            "the token is missing or wrong for this socket; check GANGWAY_TOKEN (or \
-             GANGWAY_TOKEN_FILE): a scope's token works on its own socket alone"
-        )],
-        "{refused:?}"
-    );
-    let revoked: Vec<_> = records
-        .iter()
-        .filter(|r| r["scope"] == "doomed" && r["command"] == "linger")
-        .collect();
-    assert_eq!(revoked.len(), 2, "{revoked:?}");
-    for record in revoked {
-        assert_eq!(record["outcome"], "denied", "{record}");
-    }
-    for token in &tokens {
-        assert!(
-            !contains(&bytes, token.as_bytes()),
-            "a token is in the audit log"
-        );
-    }
+    check_lapsed_records(&records, &bytes, &tokens);
 }
 
 #[test]

@@ -355,11 +355,8 @@ fn entries(dir: &Path) -> Vec<(String, Option<String>)> {
 #[test]
 fn link_wrappers_are_written_checked_kept_switched_and_removed() {
     let dir = tempfile::tempdir().unwrap();
-    let out_dir = dir.path().to_str().unwrap();
     let src = sources();
-    let client = common::GANGWAY_CLIENT;
-    let links = |extra: &[&str]| link_wrappers(&src, out_dir, client, extra);
-    let check = links(&["--check"]);
+    let check = links_in(&src, dir.path(), &["--check"]);
     assert_eq!(check.status.code(), Some(1), "nothing written yet");
     let diff = text(&check.stdout);
     assert!(
@@ -367,10 +364,26 @@ fn link_wrappers_are_written_checked_kept_switched_and_removed() {
             && diff.contains("search: missing link to gangway"),
         "{diff}"
     );
+    links_replace_scripts(&src, dir.path());
+    stale_links_go_and_others_stay(&src, dir.path());
+    a_changed_client_is_replaced(&src, dir.path());
+    scripts_replace_links(&src, dir.path());
+}
 
-    // Script wrappers first: links replace them.
+/// `gangway wrappers --style links` from `src` into `dir`, with the test's
+/// client program and `extra` arguments.
+fn links_in(src: &str, dir: &Path, extra: &[&str]) -> std::process::Output {
+    link_wrappers(src, dir.to_str().unwrap(), common::GANGWAY_CLIENT, extra)
+}
+
+/// Script wrappers written to `dir` first: link wrappers replace them, the
+/// client program placed with its marker, and a second run changes nothing.
+fn links_replace_scripts(src: &str, dir: &Path) {
+    let out_dir = dir.to_str().unwrap();
+    let client = common::GANGWAY_CLIENT;
+    let links = |extra: &[&str]| links_in(src, dir, extra);
     assert!(
-        gangway(&["wrappers", "--src", &src, "--out", out_dir])
+        gangway(&["wrappers", "--src", src, "--out", out_dir])
             .status
             .success()
     );
@@ -386,11 +399,8 @@ fn link_wrappers_are_written_checked_kept_switched_and_removed() {
         "{}",
         text(&written.stderr)
     );
-    assert!(
-        dir.path().join(".gangway-client-placed").exists(),
-        "the marker"
-    );
-    let listed: Vec<_> = entries(dir.path())
+    assert!(dir.join(".gangway-client-placed").exists(), "the marker");
+    let listed: Vec<_> = entries(dir)
         .into_iter()
         .filter(|(name, _)| !name.starts_with('.'))
         .collect();
@@ -403,7 +413,7 @@ fn link_wrappers_are_written_checked_kept_switched_and_removed() {
         "every command is a relative link to the client: {listed:?}"
     );
     assert_eq!(
-        std::fs::read(dir.path().join("gangway")).unwrap(),
+        std::fs::read(dir.join("gangway")).unwrap(),
         std::fs::read(client).unwrap()
     );
     assert!(links(&["--check"]).status.success());
@@ -414,10 +424,14 @@ fn link_wrappers_are_written_checked_kept_switched_and_removed() {
         "idempotent: {}",
         text(&again.stderr)
     );
+}
 
-    // A stale link goes; a link of someone else's stays.
-    std::os::unix::fs::symlink("gangway", dir.path().join("gone")).unwrap();
-    std::os::unix::fs::symlink("/bin/true", dir.path().join("mine")).unwrap();
+/// In link wrappers in `dir`, a stale link goes; a link of someone else's
+/// stays.
+fn stale_links_go_and_others_stay(src: &str, dir: &Path) {
+    let links = |extra: &[&str]| links_in(src, dir, extra);
+    std::os::unix::fs::symlink("gangway", dir.join("gone")).unwrap();
+    std::os::unix::fs::symlink("/bin/true", dir.join("mine")).unwrap();
     let check = links(&["--check"]);
     assert!(
         text(&check.stdout).contains("gone: a link to remove"),
@@ -425,43 +439,49 @@ fn link_wrappers_are_written_checked_kept_switched_and_removed() {
         text(&check.stdout)
     );
     assert!(text(&links(&[]).stderr).contains("1 removed"));
-    assert!(std::fs::symlink_metadata(dir.path().join("gone")).is_err());
-    assert!(std::fs::symlink_metadata(dir.path().join("mine")).is_ok());
+    assert!(std::fs::symlink_metadata(dir.join("gone")).is_err());
+    assert!(std::fs::symlink_metadata(dir.join("mine")).is_ok());
+}
 
-    // A changed client program is replaced.
-    std::fs::remove_file(dir.path().join("gangway")).unwrap();
-    std::fs::copy(GANGWAY, dir.path().join("gangway")).unwrap();
+/// A changed client program in the link wrappers in `dir` is replaced.
+fn a_changed_client_is_replaced(src: &str, dir: &Path) {
+    let links = |extra: &[&str]| links_in(src, dir, extra);
+    std::fs::remove_file(dir.join("gangway")).unwrap();
+    std::fs::copy(GANGWAY, dir.join("gangway")).unwrap();
     assert!(
         text(&links(&["--check"]).stdout).contains("gangway: differs from"),
         "an older client is out of date"
     );
     assert!(text(&links(&[]).stderr).contains("client program placed"));
     assert!(links(&["--check"]).status.success());
+}
 
-    // Back to scripts: every link becomes a script again, and the placed
-    // client goes (first on PATH, it would shadow the real `gangway`).
-    let check = gangway(&["wrappers", "--src", &src, "--out", out_dir, "--check"]);
+/// Back to scripts in `dir`: every link becomes a script again, and the
+/// placed client goes (first on PATH, it would shadow the real `gangway`).
+fn scripts_replace_links(src: &str, dir: &Path) {
+    let out_dir = dir.to_str().unwrap();
+    let check = gangway(&["wrappers", "--src", src, "--out", out_dir, "--check"]);
     assert!(
         text(&check.stdout).contains("gangway: the client program link wrappers placed, to remove"),
         "{}",
         text(&check.stdout)
     );
-    let scripts = gangway(&["wrappers", "--src", &src, "--out", out_dir]);
+    let scripts = gangway(&["wrappers", "--src", src, "--out", out_dir]);
     assert!(
         text(&scripts.stderr).contains("20 written")
             && text(&scripts.stderr).contains("the client program link wrappers placed removed"),
         "{}",
         text(&scripts.stderr)
     );
-    assert!(!dir.path().join("gangway").exists());
-    assert!(!dir.path().join(".gangway-client-placed").exists());
+    assert!(!dir.join("gangway").exists());
+    assert!(!dir.join(".gangway-client-placed").exists());
     assert!(
-        gangway(&["wrappers", "--src", &src, "--out", out_dir, "--check"])
+        gangway(&["wrappers", "--src", src, "--out", out_dir, "--check"])
             .status
             .success()
     );
     assert_eq!(
-        std::fs::read_link(dir.path().join("search")).ok(),
+        std::fs::read_link(dir.join("search")).ok(),
         None,
         "a script, not a link"
     );

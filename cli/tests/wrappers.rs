@@ -21,6 +21,14 @@ fn json(output: &std::process::Output) -> serde_json::Value {
 
 /// Everything a wrapper must do, under one shell.
 fn behaves(host: &Host, shell: &[&str]) {
+    parses_arguments(host, shell);
+    refuses_bad_arguments(host, shell);
+    keeps_state_prints_and_fails(host, shell);
+    helps_and_runs_directly(host, shell);
+}
+
+/// Options in every spelling, flags, `--`, and each argument type.
+fn parses_arguments(host: &Host, shell: &[&str]) {
     let call = |script: &str| host.shell(shell, script, &[], None);
 
     let out = json(&call("search rust"));
@@ -54,6 +62,11 @@ fn behaves(host: &Host, shell: &[&str]) {
     assert_eq!(out["ratio"], 0.25);
     assert_eq!(out["order"], "oldest");
     assert_eq!(out["tag"], serde_json::json!(["a", "b"]));
+}
+
+/// A value of the wrong type, and a misspelt flag: usage errors.
+fn refuses_bad_arguments(host: &Host, shell: &[&str]) {
+    let call = |script: &str| host.shell(shell, script, &[], None);
 
     let bad = call("search -n many x");
     assert_eq!(bad.status.code(), Some(2), "{shell:?}");
@@ -70,6 +83,12 @@ fn behaves(host: &Host, shell: &[&str]) {
         "{}",
         text(&bad.stderr)
     );
+}
+
+/// State kept across calls, a string printed raw, a handler's error, an
+/// unknown command and a missing wrapper.
+fn keeps_state_prints_and_fails(host: &Host, shell: &[&str]) {
+    let call = |script: &str| host.shell(shell, script, &[], None);
 
     let counted = call("counter; counter; counter");
     assert!(counted.status.success());
@@ -102,6 +121,11 @@ fn behaves(host: &Host, shell: &[&str]) {
         Some(127),
         "no wrapper for a command the host lacks"
     );
+}
+
+/// `--help`, and the wrapper run itself rather than found on `PATH`.
+fn helps_and_runs_directly(host: &Host, shell: &[&str]) {
+    let call = |script: &str| host.shell(shell, script, &[], None);
 
     let help = call("search --help");
     assert!(help.status.success());

@@ -3,12 +3,16 @@
 //! dummy impl so the user sees those errors and not a cascade.
 
 use gangway_codegen::model::{
-    ArgModel, ByteResponse, CommandModel, Decode, FieldModel, KindSource, Missing, Rejected,
-    SerdeDefault, byte_response, is_input_stream, schema_tokens,
+    ArgModel, ByteResponse, CommandModel, Decode, KindSource, Rejected, byte_response,
+    is_input_stream, schema_tokens,
 };
 use proc_macro2::{Ident, Span, TokenStream};
-use quote::{format_ident, quote, quote_spanned};
-use syn::{DeriveInput, Expr, Generics, Type, parse_quote};
+use quote::{quote, quote_spanned};
+use syn::{DeriveInput, Generics, Type, parse_quote};
+
+mod apply_args;
+
+use apply_args::apply_args_body;
 
 /// Expands the derive.
 pub fn expand(input: &DeriveInput) -> TokenStream {
@@ -28,36 +32,126 @@ pub fn expand(input: &DeriveInput) -> TokenStream {
     }
 }
 
+/// The `impl IpcCommand` of an accepted struct: one fn per generated item.
 fn command_impl(model: &CommandModel) -> TokenStream {
     let krate = &model.krate;
-    let private = quote!(#krate::__private);
     let ident = &model.ident;
     let generics = bounded_generics(model);
     let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
     let response = &model.response;
+    let name = name_fn(model);
+    let handle = handle_fn(model);
+    let apply_args = apply_args_fn(model);
+    let positional_args = positional_args_fn(model);
+    let stdin_arg = stdin_arg_fn(model);
+    let set_method_name = set_method_name_fn(model);
+    let set_context = set_context_fn(model);
+    let streams_stdin = streamed_stdin(model).map(|_| quote! { const STREAMS_STDIN: bool = true; });
+    let timeout = timeout_const(model);
+    let schema = schema_tokens(model);
+    let response_json_schema = model.output_schema.then(|| response_json_schema_fn(model));
+    let reply_json = model.output_schema.then(|| reply_json_fn(model));
+    let encode_reply = encode_reply_fn(model);
+    let decode_reply = decode_reply_fn(model);
 
+    quote! {
+        #[automatically_derived]
+        impl #impl_generics #krate::ipc::IpcCommand for #ident #ty_generics #where_clause {
+            type Response = #response;
+
+            #name
+
+            #handle
+
+            #apply_args
+
+            #positional_args
+
+            #stdin_arg
+
+            #set_method_name
+
+            #set_context
+
+            #streams_stdin
+
+            #timeout
+
+            const SCHEMA: ::core::option::Option<&'static #krate::tool::ToolSchema> =
+                ::core::option::Option::Some(&#schema);
+
+            #response_json_schema
+
+            #reply_json
+
+            #encode_reply
+
+            #decode_reply
+        }
+    }
+}
+
+/// `fn name`: the `#[ipc(method)]` field when set, else the command's name.
+fn name_fn(model: &CommandModel) -> TokenStream {
     let name = &model.name;
-    let (name_body, set_method_name) = match model.method_field() {
-        Some(field) => (
-            quote! {
-                if !self.#field.is_empty() {
-                    return ::core::clone::Clone::clone(&self.#field);
-                }
-                <::std::string::String as ::core::convert::From<&str>>::from(#name)
-            },
-            quote! {
-                fn set_method_name(&mut self, __gangway_name: &str) {
-                    self.#field.clear();
-                    self.#field.push_str(__gangway_name);
-                }
-            },
-        ),
-        None => (
-            quote!(<::std::string::String as ::core::convert::From<&str>>::from(#name)),
-            TokenStream::new(),
-        ),
+    let name_body = match model.method_field() {
+        Some(field) => quote! {
+            if !self.#field.is_empty() {
+                return ::core::clone::Clone::clone(&self.#field);
+            }
+            <::std::string::String as ::core::convert::From<&str>>::from(#name)
+        },
+        None => quote!(<::std::string::String as ::core::convert::From<&str>>::from(#name)),
     };
+    quote! {
+        fn name(&self) -> ::std::string::String {
+            #name_body
+        }
+    }
+}
 
+/// `fn set_method_name`, for a struct with an `#[ipc(method)]` field.
+fn set_method_name_fn(model: &CommandModel) -> Option<TokenStream> {
+    let field = model.method_field()?;
+    Some(quote! {
+        fn set_method_name(&mut self, __gangway_name: &str) {
+            self.#field.clear();
+            self.#field.push_str(__gangway_name);
+        }
+    })
+}
+
+/// `fn handle`: calls the inherent handler.
+fn handle_fn(model: &CommandModel) -> TokenStream {
+    let handle_body = handle_body(model);
+    quote! {
+        fn handle(
+            &mut self,
+        ) -> impl ::core::future::Future<Output = Self::Response> + ::core::marker::Send {
+            #handle_body
+        }
+    }
+}
+
+/// `fn apply_args`: see [`apply_args_body`].
+fn apply_args_fn(model: &CommandModel) -> TokenStream {
+    let krate = &model.krate;
+    let private = quote!(#krate::__private);
+    let apply_body = apply_args_body(model);
+    quote! {
+        fn apply_args(
+            &mut self,
+            __gangway_params: &[u8],
+        ) -> ::core::result::Result<(), #private::DecodeError> {
+            #apply_body
+        }
+    }
+}
+
+/// `fn positional_args`: the wire names of the positionals, in order.
+fn positional_args_fn(model: &CommandModel) -> TokenStream {
+    let krate = &model.krate;
+    let private = quote!(#krate::__private);
     let mut positionals: Vec<&ArgModel> = model
         .args()
         .map(|(_, a)| a)
@@ -65,46 +159,40 @@ fn command_impl(model: &CommandModel) -> TokenStream {
         .collect();
     positionals.sort_by_key(|a| a.positional);
     let positional_names = positionals.iter().map(|a| &a.wire);
-    let stdin_arg = model.args().find(|(_, a)| a.stdin).map(|(_, arg)| {
+    quote! {
+        fn positional_args(&self) -> #private::Cow<'static, [#private::Cow<'static, str>]> {
+            #private::Cow::Borrowed(&[#(#private::Cow::Borrowed(#positional_names)),*])
+        }
+    }
+}
+
+/// `fn stdin_arg`, for a struct with an `#[ipc(stdin)]` argument.
+fn stdin_arg_fn(model: &CommandModel) -> Option<TokenStream> {
+    let krate = &model.krate;
+    let private = quote!(#krate::__private);
+    model.args().find(|(_, a)| a.stdin).map(|(_, arg)| {
         let wire = &arg.wire;
         quote! {
             fn stdin_arg(&self) -> ::core::option::Option<#private::Cow<'static, str>> {
                 ::core::option::Option::Some(#private::Cow::Borrowed(#wire))
             }
         }
-    });
+    })
+}
 
-    let handle_body = handle_body(model);
-    // Spanned on the response type, so a `Result` whose error cannot be shown
-    // is reported there.
-    let response_span = syn::spanned::Spanned::span(response);
-    let (encode_call, decode_call) = match byte_response(response) {
-        // Raw bytes travel as MessagePack `bin`, so a client prints them
-        // byte for byte rather than as an array of numbers.
-        Some(ByteResponse::Whole | ByteResponse::InResult) => (
-            quote_spanned! {response_span=>
-                #private::BytesReply::encode_bytes_reply(__gangway_response)
-            },
-            quote_spanned! {response_span=>
-                <Self::Response as #private::BytesReply>::decode_bytes_reply(__gangway_reply)
-            },
-        ),
-        None => (
-            quote_spanned! {response_span=>
-                #private::ReplyProbe::<Self::Response>::new().encode_reply(__gangway_response)
-            },
-            quote_spanned! {response_span=>
-                #private::ReplyProbe::<Self::Response>::new().decode_reply(__gangway_reply)
-            },
-        ),
-    };
-    let apply_body = apply_args_body(model);
-    // A stdin argument of type `InputStream` takes the caller's live input.
-    let streamed_stdin = model
+/// The stdin argument of type `InputStream`, which takes the caller's live
+/// input.
+fn streamed_stdin(model: &CommandModel) -> Option<&Ident> {
+    model
         .args()
         .find(|(field, arg)| arg.stdin && is_input_stream(&field.ty))
-        .map(|(field, _)| &field.ident);
-    let take_input = streamed_stdin.map(|field| {
+        .map(|(field, _)| &field.ident)
+}
+
+/// `fn set_context`, for a struct with a streamed stdin or a context field.
+fn set_context_fn(model: &CommandModel) -> Option<TokenStream> {
+    let krate = &model.krate;
+    let take_input = streamed_stdin(model).map(|field| {
         quote! {
             if let ::core::option::Option::Some(__gangway_input) = __gangway_context.take_input() {
                 self.#field = __gangway_input;
@@ -124,114 +212,130 @@ fn command_impl(model: &CommandModel) -> TokenStream {
             self.#field = __gangway_context;
         }
     });
-    let set_context = (take_input.is_some() || assign_context.is_some()).then(|| {
+    (take_input.is_some() || assign_context.is_some()).then(|| {
         quote! {
             fn set_context(&mut self, __gangway_context: #krate::ipc::CallContext) {
                 #take_input
                 #assign_context
             }
         }
-    });
-    let streams_stdin = streamed_stdin.map(|_| quote! { const STREAMS_STDIN: bool = true; });
-    let timeout = model.timeout_ms.map(|ms| {
+    })
+}
+
+/// `const TIMEOUT`, for a struct with `#[ipc(timeout = "...")]`.
+fn timeout_const(model: &CommandModel) -> Option<TokenStream> {
+    model.timeout_ms.map(|ms| {
         quote! {
             const TIMEOUT: ::core::option::Option<::core::time::Duration> =
                 ::core::option::Option::Some(::core::time::Duration::from_millis(#ms));
         }
-    });
-    let schema = schema_tokens(model);
-    // Spanned on the response type: a type with no JSON Schema (or gangway
-    // without `mcp`) is reported there.
-    let response_json_schema = model.output_schema.then(|| {
-        quote_spanned! {response_span=>
-            fn response_json_schema() -> ::core::option::Option<#private::serde_json::Value> {
-                #[allow(unused_imports)]
-                use #private::{PlainSchema as _, ResultSchema as _};
-                ::core::option::Option::Some(
-                    #private::SchemaProbe::<Self::Response>::new().response_json_schema(),
-                )
-            }
+    })
+}
 
-            fn reply_json(
-                __gangway_payload: &[u8],
-            ) -> ::core::option::Option<
-                ::core::result::Result<#private::serde_json::Value, ::std::string::String>,
-            > {
-                #[allow(unused_imports)]
-                use #private::{PlainJson as _, ResultJson as _};
-                let __gangway_reply = #krate::ipc::Reply::Success(__gangway_payload.to_vec());
-                ::core::option::Option::Some(
-                    match <Self as #krate::ipc::IpcCommand>::decode_reply(&__gangway_reply) {
-                        ::core::result::Result::Ok(__gangway_response) => {
-                            #private::JsonProbe(&__gangway_response).success_json()
-                        }
-                        ::core::result::Result::Err(__gangway_error) => {
-                            ::core::result::Result::Err(::std::string::ToString::to_string(
-                                &__gangway_error,
-                            ))
-                        }
-                    },
-                )
-            }
+/// `fn response_json_schema`. Spanned on the response type: a type with no
+/// JSON Schema (or gangway without `mcp`) is reported there.
+fn response_json_schema_fn(model: &CommandModel) -> TokenStream {
+    let krate = &model.krate;
+    let private = quote!(#krate::__private);
+    let response_span = syn::spanned::Spanned::span(&model.response);
+    quote_spanned! {response_span=>
+        fn response_json_schema() -> ::core::option::Option<#private::serde_json::Value> {
+            #[allow(unused_imports)]
+            use #private::{PlainSchema as _, ResultSchema as _};
+            ::core::option::Option::Some(
+                #private::SchemaProbe::<Self::Response>::new().response_json_schema(),
+            )
         }
-    });
+    }
+}
 
+/// `fn reply_json`, spanned on the response type as
+/// [`response_json_schema_fn`] is.
+fn reply_json_fn(model: &CommandModel) -> TokenStream {
+    let krate = &model.krate;
+    let private = quote!(#krate::__private);
+    let response_span = syn::spanned::Spanned::span(&model.response);
+    quote_spanned! {response_span=>
+        fn reply_json(
+            __gangway_payload: &[u8],
+        ) -> ::core::option::Option<
+            ::core::result::Result<#private::serde_json::Value, ::std::string::String>,
+        > {
+            #[allow(unused_imports)]
+            use #private::{PlainJson as _, ResultJson as _};
+            let __gangway_reply = #krate::ipc::Reply::Success(__gangway_payload.to_vec());
+            ::core::option::Option::Some(
+                match <Self as #krate::ipc::IpcCommand>::decode_reply(&__gangway_reply) {
+                    ::core::result::Result::Ok(__gangway_response) => {
+                        #private::JsonProbe(&__gangway_response).success_json()
+                    }
+                    ::core::result::Result::Err(__gangway_error) => {
+                        ::core::result::Result::Err(::std::string::ToString::to_string(
+                            &__gangway_error,
+                        ))
+                    }
+                },
+            )
+        }
+    }
+}
+
+/// Whether the response is raw bytes, which travel as MessagePack `bin`, so
+/// a client prints them byte for byte rather than as an array of numbers.
+fn bytes_reply(model: &CommandModel) -> bool {
+    matches!(
+        byte_response(&model.response),
+        Some(ByteResponse::Whole | ByteResponse::InResult)
+    )
+}
+
+/// `fn encode_reply`. The call is spanned on the response type, so a
+/// `Result` whose error cannot be shown is reported there.
+fn encode_reply_fn(model: &CommandModel) -> TokenStream {
+    let krate = &model.krate;
+    let private = quote!(#krate::__private);
+    let response_span = syn::spanned::Spanned::span(&model.response);
+    let encode_call = if bytes_reply(model) {
+        quote_spanned! {response_span=>
+            #private::BytesReply::encode_bytes_reply(__gangway_response)
+        }
+    } else {
+        quote_spanned! {response_span=>
+            #private::ReplyProbe::<Self::Response>::new().encode_reply(__gangway_response)
+        }
+    };
     quote! {
-        #[automatically_derived]
-        impl #impl_generics #krate::ipc::IpcCommand for #ident #ty_generics #where_clause {
-            type Response = #response;
+        fn encode_reply(
+            __gangway_response: &Self::Response,
+        ) -> ::core::result::Result<#krate::ipc::Reply, #private::EncodeError> {
+            #[allow(unused_imports)]
+            use #private::{PlainReply as _, ResultReply as _};
+            #encode_call
+        }
+    }
+}
 
-            fn name(&self) -> ::std::string::String {
-                #name_body
-            }
-
-            fn handle(
-                &mut self,
-            ) -> impl ::core::future::Future<Output = Self::Response> + ::core::marker::Send {
-                #handle_body
-            }
-
-            fn apply_args(
-                &mut self,
-                __gangway_params: &[u8],
-            ) -> ::core::result::Result<(), #private::DecodeError> {
-                #apply_body
-            }
-
-            fn positional_args(&self) -> #private::Cow<'static, [#private::Cow<'static, str>]> {
-                #private::Cow::Borrowed(&[#(#private::Cow::Borrowed(#positional_names)),*])
-            }
-
-            #stdin_arg
-
-            #set_method_name
-
-            #set_context
-
-            #streams_stdin
-
-            #timeout
-
-            const SCHEMA: ::core::option::Option<&'static #krate::tool::ToolSchema> =
-                ::core::option::Option::Some(&#schema);
-
-            #response_json_schema
-
-            fn encode_reply(
-                __gangway_response: &Self::Response,
-            ) -> ::core::result::Result<#krate::ipc::Reply, #private::EncodeError> {
-                #[allow(unused_imports)]
-                use #private::{PlainReply as _, ResultReply as _};
-                #encode_call
-            }
-
-            fn decode_reply(
-                __gangway_reply: &#krate::ipc::Reply,
-            ) -> ::core::result::Result<Self::Response, #private::DecodeError> {
-                #[allow(unused_imports)]
-                use #private::{PlainReply as _, ResultReply as _};
-                #decode_call
-            }
+/// `fn decode_reply`, its call spanned as [`encode_reply_fn`]'s is.
+fn decode_reply_fn(model: &CommandModel) -> TokenStream {
+    let krate = &model.krate;
+    let private = quote!(#krate::__private);
+    let response_span = syn::spanned::Spanned::span(&model.response);
+    let decode_call = if bytes_reply(model) {
+        quote_spanned! {response_span=>
+            <Self::Response as #private::BytesReply>::decode_bytes_reply(__gangway_reply)
+        }
+    } else {
+        quote_spanned! {response_span=>
+            #private::ReplyProbe::<Self::Response>::new().decode_reply(__gangway_reply)
+        }
+    };
+    quote! {
+        fn decode_reply(
+            __gangway_reply: &#krate::ipc::Reply,
+        ) -> ::core::result::Result<Self::Response, #private::DecodeError> {
+            #[allow(unused_imports)]
+            use #private::{PlainReply as _, ResultReply as _};
+            #decode_call
         }
     }
 }
@@ -254,159 +358,6 @@ fn handle_body(model: &CommandModel) -> TokenStream {
         #[allow(non_camel_case_types, dead_code)]
         impl<T: ?::core::marker::Sized> define_an_inherent_async_fn_handle_or_name_one_with_ipc_handler for T {}
         Self::#handler(self)
-    }
-}
-
-/// `apply_args`: finds each argument's value with the runtime's one
-/// table-driven splitter, decodes each into a local first (one generic
-/// decode per argument type, shared by every command of the crate), then
-/// assigns them, so a request that fails leaves the command as it was.
-/// Nothing per command is generic over a deserializer: the derive stays
-/// cheap to compile.
-fn apply_args_body(model: &CommandModel) -> TokenStream {
-    let krate = &model.krate;
-    let private = quote!(#krate::__private);
-    let args: Vec<(&FieldModel, &ArgModel)> = model.args().collect();
-    let count = args.len();
-    let wires: Vec<&str> = args.iter().map(|(_, a)| a.wire.as_str()).collect();
-    let names = args.iter().enumerate().flat_map(|(index, (_, arg))| {
-        std::iter::once(arg.wire.clone())
-            .chain(arg.aliases.iter().cloned())
-            .map(move |name| quote!((#name, #index)))
-    });
-    let slot = |i: usize| quote!(__gangway_slots[#i]);
-
-    let values: Vec<Ident> = (0..count)
-        .map(|i| format_ident!("__gangway_value{}", i))
-        .collect();
-    // Fields the struct's own default fills: build that default once, only
-    // when one of them is missing, and move the needed fields out of it.
-    let container: Vec<usize> = args
-        .iter()
-        .enumerate()
-        .filter(|(_, (_, arg))| matches!(arg.missing, Missing::Container))
-        .map(|(i, _)| i)
-        .collect();
-    let container_default = if container.is_empty() {
-        TokenStream::new()
-    } else {
-        let missing = container.iter().map(|&i| slot(i));
-        let cvalues = container
-            .iter()
-            .map(|&i| format_ident!("__gangway_fallback{}", i));
-        let cfields = container.iter().map(|&i| &args[i].0.ident);
-        let nones = container
-            .iter()
-            .map(|_| quote!(::core::option::Option::None));
-        let default = match &model.container_default {
-            Some(SerdeDefault::Path(path)) => quote!(#path()),
-            _ => quote!(<Self as ::core::default::Default>::default()),
-        };
-        quote! {
-            let (#(#cvalues,)*) = if false #(|| #missing.is_none())* {
-                let __gangway_default: Self = #default;
-                (#(::core::option::Option::Some(__gangway_default.#cfields),)*)
-            } else {
-                (#(#nones,)*)
-            };
-        }
-    };
-    let fills = args
-        .iter()
-        .enumerate()
-        .zip(&values)
-        .map(|((index, (field, arg)), value)| {
-            let ty = &field.ty;
-            let wire = &arg.wire;
-            // A secret's decoding error never quotes its value.
-            let decode_arg = if arg.secret {
-                quote!(#private::decode_secret_arg)
-            } else {
-                quote!(#private::decode_arg)
-            };
-            let secret = arg.secret;
-            let decode = if let Some(path) = &arg.deserialize_with {
-                quote! {
-                    #path(&mut #private::arg_deserializer(__gangway_bytes))
-                        .map_err(|__e| {
-                            #private::invalid_arg::<#private::DecodeError>(#wire, #private::secret_hidden(#secret, __e))
-                        })?
-                }
-            } else if arg.shape.decode == Decode::Bytes && arg.shape.optional {
-                quote! {
-                    #decode_arg::<::core::option::Option<#private::ByteVec>>(__gangway_bytes, #wire)?
-                        .map(|__b| ::core::convert::Into::into(__b.0))
-                }
-            } else if arg.shape.decode == Decode::Bytes {
-                quote! {
-                    ::core::convert::Into::into(
-                        #decode_arg::<#private::ByteVec>(__gangway_bytes, #wire)?.0
-                    )
-                }
-            } else {
-                quote!(#decode_arg::<#ty>(__gangway_bytes, #wire)?)
-            };
-            let missing = missing_expr(model, index, arg);
-            let slot = slot(index);
-            quote! {
-                let #value: #ty = match #slot {
-                    ::core::option::Option::Some(__gangway_bytes) => #decode,
-                    ::core::option::Option::None => #missing,
-                };
-            }
-        });
-    let fields = args.iter().map(|(f, _)| &f.ident);
-
-    quote! {
-        let mut __gangway_slots: [::core::option::Option<&[u8]>; #count] = [::core::option::Option::None; #count];
-        #private::split_args(
-            __gangway_params,
-            &[#(#names),*],
-            &[#(#wires),*],
-            &mut __gangway_slots,
-        )?;
-        #container_default
-        #(#fills)*
-        #(self.#fields = #values;)*
-        ::core::result::Result::Ok(())
-    }
-}
-
-/// The value of an argument a request left out.
-fn missing_expr(model: &CommandModel, index: usize, arg: &ArgModel) -> TokenStream {
-    let krate = &model.krate;
-    let private = quote!(#krate::__private);
-    let wire = &arg.wire;
-    match &arg.missing {
-        Missing::Required => quote! {
-            return ::core::result::Result::Err(#private::missing_arg::<#private::DecodeError>(#wire))
-        },
-        Missing::None => quote!(::core::option::Option::None),
-        Missing::DefaultTrait => quote!(::core::default::Default::default()),
-        Missing::DefaultPath(path) => quote!(#path()),
-        Missing::DefaultExpr(expr) if is_str_literal(expr) => {
-            quote!(::core::convert::Into::into(#expr))
-        }
-        Missing::DefaultExpr(expr) => quote!(#expr),
-        Missing::Container => {
-            let fallback = format_ident!("__gangway_fallback{}", index);
-            quote! {
-                match #fallback {
-                    ::core::option::Option::Some(__v) => __v,
-                    ::core::option::Option::None => ::core::unreachable!(
-                        "the struct's default is built whenever a field it fills is missing"
-                    ),
-                }
-            }
-        }
-    }
-}
-
-fn is_str_literal(expr: &Expr) -> bool {
-    match expr {
-        Expr::Lit(lit) => matches!(lit.lit, syn::Lit::Str(_)),
-        Expr::Group(group) => is_str_literal(&group.expr),
-        _ => false,
     }
 }
 

@@ -2,7 +2,7 @@
 //! left to gangway and a long flag for every option), and an `impl Tool`
 //! whose schema comes from the shared model.
 
-use gangway_codegen::model::{Rejected, ToolModel, tool_param_tokens};
+use gangway_codegen::model::{Rejected, ToolField, ToolModel, tool_param_tokens};
 use proc_macro2::TokenStream;
 use quote::quote;
 use syn::{ItemStruct, parse_quote};
@@ -122,10 +122,35 @@ fn clap_item(model: &ToolModel, mut item: ItemStruct) -> ItemStruct {
     item
 }
 
+/// The inherent fn that builds the schema, and the `impl Tool`: one fn per
+/// generated item.
 fn tool_impl(model: &ToolModel) -> TokenStream {
     let krate = &model.krate;
-    let private = quote!(#krate::__private);
     let ident = &model.ident;
+    let build_schema = build_schema_fn(model);
+    let schema = schema_fn(model);
+    let bind = bind_fn(model);
+    let help = help_fn(model);
+    quote! {
+        impl #ident {
+            #build_schema
+        }
+
+        #[automatically_derived]
+        impl #krate::tool::Tool for #ident {
+            #schema
+
+            #bind
+
+            #help
+        }
+    }
+}
+
+/// `fn __gangway_tool_schema`: the schema built from the model's params.
+fn build_schema_fn(model: &ToolModel) -> TokenStream {
+    let krate = &model.krate;
+    let private = quote!(#krate::__private);
     let name = &model.name;
     let description = &model.description;
     let long_description = &model.long_description;
@@ -138,97 +163,121 @@ fn tool_impl(model: &ToolModel) -> TokenStream {
         .fields
         .iter()
         .map(|field| tool_param_tokens(krate, field));
+    quote! {
+        /// Builds the schema `Tool::schema` keeps; in an inherent `fn`, so
+        /// a default such as `Self::LIMIT` means what it means to clap.
+        #[doc(hidden)]
+        fn __gangway_tool_schema() -> #krate::tool::ToolSchema {
+            #[allow(unused_imports)]
+            use #private::{
+                DefaultViaDisplay as _, DefaultViaValueEnum as _, ViaArgType as _, ViaText as _,
+                ViaValueEnum as _,
+            };
+            let mut __schema = #krate::tool::ToolSchema::new(#name)
+                .with_description(#description)
+                .with_long_description(#long_description)
+                .with_binding(#binding);
+            #(__schema = __schema.with_param(#params);)*
+            __schema
+        }
+    }
+}
 
+/// `fn schema`: the schema, built once.
+fn schema_fn(model: &ToolModel) -> TokenStream {
+    let krate = &model.krate;
+    let ident = &model.ident;
+    quote! {
+        fn schema() -> &'static #krate::tool::ToolSchema {
+            static __GANGWAY_SCHEMA: ::std::sync::LazyLock<#krate::tool::ToolSchema> =
+                ::std::sync::LazyLock::new(#ident::__gangway_tool_schema);
+            &__GANGWAY_SCHEMA
+        }
+    }
+}
+
+/// `fn bind`: clap binds all but the byte fields, which are filled raw.
+fn bind_fn(model: &ToolModel) -> TokenStream {
+    let krate = &model.krate;
+    let private = quote!(#krate::__private);
     let byte_keys: Vec<&str> = model
         .fields
         .iter()
         .filter(|f| f.bytes)
         .map(|f| f.name.as_str())
         .collect();
-    let byte_fills = model.fields.iter().filter(|f| f.bytes).map(|field| {
-        let member = &field.ident;
-        let key = &field.name;
-        let slot = match field.positional {
-            Some(index) => {
-                let index = usize::from(index);
-                quote!(::core::option::Option::Some(#index))
-            }
-            None => quote!(::core::option::Option::None),
-        };
-        let shown = if field.positional.is_some() {
-            format!("<{}>", field.long)
-        } else {
-            format!("--{}", field.long)
-        };
-        let fill = if field.shape.optional {
-            quote!(__bytes.map(::core::convert::Into::into))
-        } else if field.required {
-            quote! {
-                match __bytes {
-                    ::core::option::Option::Some(__b) => ::core::convert::Into::into(__b),
-                    ::core::option::Option::None => {
-                        return ::core::result::Result::Err(#private::missing_bytes(#shown));
-                    }
-                }
-            }
-        } else {
-            quote! {
-                match __bytes {
-                    ::core::option::Option::Some(__b) => ::core::convert::Into::into(__b),
-                    ::core::option::Option::None => ::core::default::Default::default(),
-                }
-            }
-        };
-        quote! {
-            let __bytes = #private::tool_bytes(__args, #key, #slot)?;
-            __tool.#member = #fill;
-        }
-    });
-
+    let byte_fills = model
+        .fields
+        .iter()
+        .filter(|f| f.bytes)
+        .map(|field| byte_fill(model, field));
     quote! {
-        impl #ident {
-            /// Builds the schema `Tool::schema` keeps; in an inherent `fn`, so
-            /// a default such as `Self::LIMIT` means what it means to clap.
-            #[doc(hidden)]
-            fn __gangway_tool_schema() -> #krate::tool::ToolSchema {
-                #[allow(unused_imports)]
-                use #private::{
-                    DefaultViaDisplay as _, DefaultViaValueEnum as _, ViaArgType as _, ViaText as _,
-                    ViaValueEnum as _,
-                };
-                let mut __schema = #krate::tool::ToolSchema::new(#name)
-                    .with_description(#description)
-                    .with_long_description(#long_description)
-                    .with_binding(#binding);
-                #(__schema = __schema.with_param(#params);)*
-                __schema
+        fn bind(
+            __args: &#krate::tool::ToolArgs,
+        ) -> ::core::result::Result<Self, #krate::tool::ToolBindError> {
+            #[allow(unused_mut)]
+            let mut __tool: Self = #private::bind_with_clap::<Self>(
+                __args,
+                <Self as #krate::tool::Tool>::schema(),
+                &[#(#byte_keys),*],
+            )?;
+            #(#byte_fills)*
+            ::core::result::Result::Ok(__tool)
+        }
+    }
+}
+
+/// The statements of `bind` that fill one byte field from the raw
+/// arguments.
+fn byte_fill(model: &ToolModel, field: &ToolField) -> TokenStream {
+    let krate = &model.krate;
+    let private = quote!(#krate::__private);
+    let member = &field.ident;
+    let key = &field.name;
+    let slot = match field.positional {
+        Some(index) => {
+            let index = usize::from(index);
+            quote!(::core::option::Option::Some(#index))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    let shown = if field.positional.is_some() {
+        format!("<{}>", field.long)
+    } else {
+        format!("--{}", field.long)
+    };
+    let fill = if field.shape.optional {
+        quote!(__bytes.map(::core::convert::Into::into))
+    } else if field.required {
+        quote! {
+            match __bytes {
+                ::core::option::Option::Some(__b) => ::core::convert::Into::into(__b),
+                ::core::option::Option::None => {
+                    return ::core::result::Result::Err(#private::missing_bytes(#shown));
+                }
             }
         }
-
-        #[automatically_derived]
-        impl #krate::tool::Tool for #ident {
-            fn schema() -> &'static #krate::tool::ToolSchema {
-                static __GANGWAY_SCHEMA: ::std::sync::LazyLock<#krate::tool::ToolSchema> =
-                    ::std::sync::LazyLock::new(#ident::__gangway_tool_schema);
-                &__GANGWAY_SCHEMA
+    } else {
+        quote! {
+            match __bytes {
+                ::core::option::Option::Some(__b) => ::core::convert::Into::into(__b),
+                ::core::option::Option::None => ::core::default::Default::default(),
             }
+        }
+    };
+    quote! {
+        let __bytes = #private::tool_bytes(__args, #key, #slot)?;
+        __tool.#member = #fill;
+    }
+}
 
-            fn bind(
-                __args: &#krate::tool::ToolArgs,
-            ) -> ::core::result::Result<Self, #krate::tool::ToolBindError> {
-                #[allow(unused_mut)]
-                let mut __tool: Self = #private::bind_with_clap::<Self>(
-                    __args,
-                    <Self as #krate::tool::Tool>::schema(),
-                    &[#(#byte_keys),*],
-                )?;
-                #(#byte_fills)*
-                ::core::result::Result::Ok(__tool)
-            }
-
-            fn help() -> ::std::string::String {
-                #private::tool_help::<Self>(<Self as #krate::tool::Tool>::schema())
-            }
+/// `fn help`: the tool's help, from its schema.
+fn help_fn(model: &ToolModel) -> TokenStream {
+    let krate = &model.krate;
+    let private = quote!(#krate::__private);
+    quote! {
+        fn help() -> ::std::string::String {
+            #private::tool_help::<Self>(<Self as #krate::tool::Tool>::schema())
         }
     }
 }

@@ -5,7 +5,7 @@
 use std::fmt;
 
 use super::{ToolArgs, Value};
-use crate::schema::{ToolSchema, ValueKind};
+use crate::schema::{ParamSchema, ToolSchema, ValueKind};
 
 /// Why [`ToolArgs`] could not be rendered as argv.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -177,51 +177,78 @@ impl ToolArgs {
             if exclude.contains(&name) {
                 continue;
             }
-            let flag = format!("--{}", param.long);
-            if self.flags.contains(name) {
-                argv.push(flag.clone());
-            }
-            let Some(value) = self.named.get(name) else {
-                continue;
-            };
-            if param.kind == ValueKind::Count {
-                let times = match value {
-                    Value::Int(n) => usize::try_from(*n).unwrap_or(0).min(255),
-                    Value::Bool(true) => 1,
-                    _ => 0,
-                };
-                argv.extend(std::iter::repeat_n(flag, times));
-                continue;
-            }
-            if param.is_flag() {
-                match value {
-                    Value::Bool(true) => argv.push(flag),
-                    Value::Bool(false) | Value::Null => {}
-                    other => argv.push(format!("{flag}={}", text_of(name, other)?)),
-                }
-                continue;
-            }
-            let items: Vec<String> = match value {
-                Value::Json(serde_json::Value::Array(items)) if param.is_list() => {
-                    items.iter().map(render_json_item).collect()
-                }
-                single => vec![text_of(name, single)?],
-            };
-            if param.takes_several() {
-                let per = match param.consumes {
-                    Some(count) if count.max == Some(count.min) && count.min > 0 => {
-                        usize::from(count.min)
-                    }
-                    _ => items.len().max(1),
-                };
-                for chunk in items.chunks(per) {
-                    argv.push(flag.clone());
-                    argv.extend(chunk.iter().cloned());
-                }
-            } else {
-                argv.extend(items.into_iter().map(|item| format!("{flag}={item}")));
-            }
+            self.push_clap_option(param, &mut argv)?;
         }
+        let positionals = self.clap_positionals(schema, exclude)?;
+        if !positionals.is_empty() {
+            argv.push("--".to_owned());
+            argv.extend(positionals);
+        }
+        Ok(argv)
+    }
+
+    /// Pushes the words of one option (`param`, not positional) onto `argv`,
+    /// as [`to_clap_argv`](ToolArgs::to_clap_argv) writes it.
+    fn push_clap_option(
+        &self,
+        param: &ParamSchema,
+        argv: &mut Vec<String>,
+    ) -> Result<(), ToolArgvError> {
+        let name = &*param.name;
+        let flag = format!("--{}", param.long);
+        if self.flags.contains(name) {
+            argv.push(flag.clone());
+        }
+        let Some(value) = self.named.get(name) else {
+            return Ok(());
+        };
+        if param.kind == ValueKind::Count {
+            let times = match value {
+                Value::Int(n) => usize::try_from(*n).unwrap_or(0).min(255),
+                Value::Bool(true) => 1,
+                _ => 0,
+            };
+            argv.extend(std::iter::repeat_n(flag, times));
+            return Ok(());
+        }
+        if param.is_flag() {
+            match value {
+                Value::Bool(true) => argv.push(flag),
+                Value::Bool(false) | Value::Null => {}
+                other => argv.push(format!("{flag}={}", text_of(name, other)?)),
+            }
+            return Ok(());
+        }
+        let items: Vec<String> = match value {
+            Value::Json(serde_json::Value::Array(items)) if param.is_list() => {
+                items.iter().map(render_json_item).collect()
+            }
+            single => vec![text_of(name, single)?],
+        };
+        if param.takes_several() {
+            let per = match param.consumes {
+                Some(count) if count.max == Some(count.min) && count.min > 0 => {
+                    usize::from(count.min)
+                }
+                _ => items.len().max(1),
+            };
+            for chunk in items.chunks(per) {
+                argv.push(flag.clone());
+                argv.extend(chunk.iter().cloned());
+            }
+        } else {
+            argv.extend(items.into_iter().map(|item| format!("{flag}={item}")));
+        }
+        Ok(())
+    }
+
+    /// The positional words of [`to_clap_argv`](ToolArgs::to_clap_argv), in
+    /// slot order, whether given by position or by name.
+    fn clap_positionals(
+        &self,
+        schema: &ToolSchema,
+        exclude: &[&str],
+    ) -> Result<Vec<String>, ToolArgvError> {
         let mut positionals = Vec::new();
         let mut missing: Option<&str> = None;
         for param in schema.positionals() {
@@ -262,25 +289,10 @@ impl ToolArgs {
                 return Err(gap(missing, name));
             }
             for value in values {
-                positionals.push(match value {
-                    Value::Bytes(bytes) => match String::from_utf8(bytes.clone()) {
-                        Ok(text) => text,
-                        Err(_) => {
-                            return Err(ToolArgvError::NotText {
-                                key: name.to_owned(),
-                                byte_len: bytes.len(),
-                            });
-                        }
-                    },
-                    other => render_scalar(other),
-                });
+                positionals.push(positional_text(name, value)?);
             }
         }
-        if !positionals.is_empty() {
-            argv.push("--".to_owned());
-            argv.extend(positionals);
-        }
-        Ok(argv)
+        Ok(positionals)
     }
 }
 
@@ -288,6 +300,20 @@ fn gap(missing: &str, given: &str) -> ToolArgvError {
     ToolArgvError::PositionalGap {
         missing: missing.to_owned(),
         given: given.to_owned(),
+    }
+}
+
+/// A positional value as one word: bytes must be UTF-8 text here.
+fn positional_text(key: &str, value: &Value) -> Result<String, ToolArgvError> {
+    match value {
+        Value::Bytes(bytes) => match String::from_utf8(bytes.clone()) {
+            Ok(text) => Ok(text),
+            Err(_) => Err(ToolArgvError::NotText {
+                key: key.to_owned(),
+                byte_len: bytes.len(),
+            }),
+        },
+        other => Ok(render_scalar(other)),
     }
 }
 

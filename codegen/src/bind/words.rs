@@ -243,67 +243,15 @@ impl ToolSchema {
         index: &mut usize,
         args: &mut ToolArgs,
     ) -> Result<(), BindError> {
-        let name = param.name.to_string();
         if param.is_flag() {
-            match (&param.kind, inline) {
-                (ValueKind::Count, None) => {
-                    let count = match args.named.get(&name) {
-                        Some(Value::Int(n)) => n + 1,
-                        _ => 1,
-                    };
-                    if count > MAX_COUNT {
-                        return Err(BindError::new(
-                            BindErrorKind::InvalidValue,
-                            format!(
-                                "`{spelled}` is given {count} times: `{}` counts to \
-                                 {MAX_COUNT} at most",
-                                display_name(param)
-                            ),
-                        )
-                        .argument(spelled.to_owned()));
-                    }
-                    args.named.insert(name, Value::Int(count));
-                }
-                (ValueKind::Count, Some(text)) => {
-                    let count = word_value(param, spelled, text)?;
-                    args.named.insert(name, count);
-                }
-                (_, None) => {
-                    args.named.remove(&name);
-                    args.flags.insert(name);
-                }
-                (_, Some(text)) => {
-                    let value = parse_bool(text).ok_or_else(|| {
-                        invalid(param, spelled, text, &expectation(&ValueKind::Bool))
-                    })?;
-                    args.flags.remove(&name);
-                    args.named.insert(name, Value::Bool(value));
-                }
-            }
-            return Ok(());
+            return take_flag(param, spelled, inline, args);
         }
+        let name = param.name.to_string();
         let (min, max) = match param.consumes {
             Some(count) => (usize::from(count.min), count.max.map(usize::from)),
             None => (1, Some(1)),
         };
-        let mut values: Vec<&str> = Vec::new();
-        if let Some(text) = inline {
-            values.push(text);
-        } else {
-            // The words the option needs are its own, whatever they look
-            // like, as getopt does; more only up to its count and only while
-            // they do not look like options. A value attached with `=` is
-            // the whole of it, as in clap.
-            while max.is_none_or(|max| values.len() < max) && *index < words.len() {
-                let next = words[*index].as_ref();
-                let needed = values.len() < min;
-                if !needed && next.starts_with('-') && next.len() > 1 && !looks_negative(next) {
-                    break;
-                }
-                values.push(next);
-                *index += 1;
-            }
-        }
+        let values = option_values(inline, words, index, min, max);
         if values.is_empty() && min == 0 {
             // An option whose value may be left out: present, no value.
             args.flags.insert(name);
@@ -325,29 +273,117 @@ impl ToolSchema {
         }
         let multi = param.repeatable || max != Some(1);
         if multi {
-            let mut typed = Vec::with_capacity(values.len());
-            for text in values {
-                typed.push(value_to_json(word_value(param, spelled, text)?));
-            }
-            match args.named.get_mut(&name) {
-                Some(Value::Json(serde_json::Value::Array(existing))) if param.repeatable => {
-                    existing.extend(typed)
-                }
-                Some(_) => return Err(duplicate(spelled)),
-                None => {
-                    args.named
-                        .insert(name, Value::Json(serde_json::Value::Array(typed)));
-                }
-            }
-        } else {
-            if args.named.contains_key(&name) {
-                return Err(duplicate(spelled));
-            }
-            let value = word_value(param, spelled, values[0])?;
-            args.named.insert(name, value);
+            return store_several(param, spelled, values, args);
         }
+        if args.named.contains_key(&name) {
+            return Err(duplicate(spelled));
+        }
+        let value = word_value(param, spelled, values[0])?;
+        args.named.insert(name, value);
         Ok(())
     }
+}
+
+/// One occurrence of a flag (a bool or a count), with its inline value if
+/// any.
+fn take_flag(
+    param: &ParamSchema,
+    spelled: &str,
+    inline: Option<&str>,
+    args: &mut ToolArgs,
+) -> Result<(), BindError> {
+    let name = param.name.to_string();
+    match (&param.kind, inline) {
+        (ValueKind::Count, None) => {
+            let count = match args.named.get(&name) {
+                Some(Value::Int(n)) => n + 1,
+                _ => 1,
+            };
+            if count > MAX_COUNT {
+                return Err(BindError::new(
+                    BindErrorKind::InvalidValue,
+                    format!(
+                        "`{spelled}` is given {count} times: `{}` counts to \
+                         {MAX_COUNT} at most",
+                        display_name(param)
+                    ),
+                )
+                .argument(spelled.to_owned()));
+            }
+            args.named.insert(name, Value::Int(count));
+        }
+        (ValueKind::Count, Some(text)) => {
+            let count = word_value(param, spelled, text)?;
+            args.named.insert(name, count);
+        }
+        (_, None) => {
+            args.named.remove(&name);
+            args.flags.insert(name);
+        }
+        (_, Some(text)) => {
+            let value = parse_bool(text)
+                .ok_or_else(|| invalid(param, spelled, text, &expectation(&ValueKind::Bool)))?;
+            args.flags.remove(&name);
+            args.named.insert(name, Value::Bool(value));
+        }
+    }
+    Ok(())
+}
+
+/// The words an option's occurrence takes: its inline value, or the words
+/// after it, from `index` on, by the option's count.
+fn option_values<'a, S: AsRef<str>>(
+    inline: Option<&'a str>,
+    words: &'a [S],
+    index: &mut usize,
+    min: usize,
+    max: Option<usize>,
+) -> Vec<&'a str> {
+    let mut values: Vec<&str> = Vec::new();
+    if let Some(text) = inline {
+        values.push(text);
+    } else {
+        // The words the option needs are its own, whatever they look
+        // like, as getopt does; more only up to its count and only while
+        // they do not look like options. A value attached with `=` is
+        // the whole of it, as in clap.
+        while max.is_none_or(|max| values.len() < max) && *index < words.len() {
+            let next = words[*index].as_ref();
+            let needed = values.len() < min;
+            if !needed && next.starts_with('-') && next.len() > 1 && !looks_negative(next) {
+                break;
+            }
+            values.push(next);
+            *index += 1;
+        }
+    }
+    values
+}
+
+/// Stores the values of an option that takes several, or is repeatable, as
+/// a JSON array: a repeatable option's occurrences accumulate.
+fn store_several(
+    param: &ParamSchema,
+    spelled: &str,
+    values: Vec<&str>,
+    args: &mut ToolArgs,
+) -> Result<(), BindError> {
+    let name = param.name.to_string();
+    let mut typed = Vec::with_capacity(values.len());
+    for text in values {
+        typed.push(value_to_json(word_value(param, spelled, text)?));
+    }
+    match args.named.get_mut(&name) {
+        Some(Value::Json(serde_json::Value::Array(existing))) if param.repeatable => {
+            existing.extend(typed)
+        }
+        Some(_) => return Err(duplicate(spelled)),
+        None => {
+            args.named
+                .insert(name, Value::Json(serde_json::Value::Array(typed)));
+        }
+    }
+    Ok(())
 }
 
 /// Whether a word is a negative number (`-5`, `-1.5`, `-.5`), which is a

@@ -5,6 +5,7 @@
 //! checked by `valid`.
 
 use proc_macro2::{Span, TokenStream};
+use syn::meta::ParseNestedMeta;
 use syn::spanned::Spanned as _;
 use syn::{Expr, LitStr};
 
@@ -194,6 +195,8 @@ pub(super) struct ArgAttrs {
     pub refused: Vec<(Span, String)>,
 }
 
+/// Reads a field's `#[arg(...)]` (or `#[clap(...)]`) attributes, and
+/// whether its `#[command(...)]` flattens or nests a subcommand.
 fn read_arg_attrs(field: &syn::Field, cx: &mut Ctxt) -> ArgAttrs {
     let mut out = ArgAttrs::default();
     for attr in field.attrs.iter().filter(|a| {
@@ -211,91 +214,104 @@ fn read_arg_attrs(field: &syn::Field, cx: &mut Ctxt) -> ArgAttrs {
         if matches!(attr.meta, syn::Meta::Path(_)) {
             continue;
         }
-        let result = attr.parse_nested_meta(|meta| {
-            let key = meta.path.get_ident().map(ToString::to_string).unwrap_or_default();
-            let has_value = meta.input.peek(syn::Token![=]);
-            match key.as_str() {
-                "skip" => {
-                    out.skip = true;
-                    return skip_value(&meta);
-                }
-                "short" if has_value => {
-                    let lit: syn::LitChar = meta.value()?.parse()?;
-                    out.short = Some(Some(lit.value()));
-                }
-                "short" => out.short = Some(None),
-                "long" if has_value => {
-                    let value = meta.value()?;
-                    match value.parse::<LitStr>() {
-                        Ok(lit) => out.long = Some(Some(lit.value())),
-                        Err(_) => {
-                            return Err(meta.error(
-                                "gangway needs `long` as a string literal, to know the flag without running code",
-                            ));
-                        }
-                    }
-                }
-                "long" => out.long = Some(None),
-                "alias" | "visible_alias" => out.aliases.extend(string_literals(&meta.value()?.parse()?)),
-                "aliases" | "visible_aliases" => out.aliases.extend(string_literals(&meta.value()?.parse()?)),
-                "default_value" => {
-                    let expr: Expr = meta.value()?.parse()?;
-                    out.default = Some(match string_literals(&expr).as_slice() {
-                        [text] => ToolDefault::Text(text.clone()),
-                        _ => ToolDefault::Unknown,
-                    });
-                }
-                "default_value_t" if has_value => {
-                    out.default = Some(ToolDefault::Expr(meta.value()?.parse()?));
-                }
-                "default_value_t" => out.default = Some(ToolDefault::TypeDefault),
-                "default_values_t" | "default_values" | "default_value_os" | "default_values_os" => {
-                    out.default = Some(ToolDefault::Unknown);
-                    return skip_value(&meta);
-                }
-                "required" if has_value => {
-                    let lit: syn::LitBool = meta.value()?.parse()?;
-                    out.required = Some(lit.value);
-                }
-                "required" => out.required = Some(true),
-                "action" => {
-                    let expr: Expr = meta.value()?.parse()?;
-                    if let Expr::Path(path) = &expr {
-                        out.action = path
-                            .path
-                            .segments
-                            .last()
-                            .map(|s| (s.ident.to_string(), expr.span()));
-                    }
-                }
-                "num_args" => out.num_args = Some(meta.value()?.parse()?),
-                "help" if has_value => out.help = Some(meta.value()?.parse::<LitStr>()?.value()),
-                "hide" if has_value => out.hide = meta.value()?.parse::<syn::LitBool>()?.value,
-                "hide" => out.hide = true,
-                "env" => {
-                    out.env = true;
-                    return skip_value(&meta);
-                }
-                "value_parser" if has_value => out.value_parser = Some(meta.value()?.parse()?),
-                "trailing_var_arg" | "last" | "raw" => {
-                    out.refused.push((
-                        meta.path.span(),
-                        format!(
-                            "`{key}` hands the rest of the words to clap as they are, which the \
-                             schema-driven binder cannot follow; make the tool `#[tool(verbatim)]` instead"
-                        ),
-                    ));
-                    return skip_value(&meta);
-                }
-                _ => return skip_value(&meta),
-            }
-            Ok(())
-        });
+        let result = attr.parse_nested_meta(|meta| read_arg_key(&meta, &mut out));
         if let Err(error) = result {
             cx.push(error);
         }
     }
     out
+}
+
+/// Reads one key of `#[arg(...)]` into `out`; keys the schema does not
+/// need are skipped.
+fn read_arg_key(meta: &ParseNestedMeta<'_>, out: &mut ArgAttrs) -> syn::Result<()> {
+    let key = meta
+        .path
+        .get_ident()
+        .map(ToString::to_string)
+        .unwrap_or_default();
+    let has_value = meta.input.peek(syn::Token![=]);
+    match key.as_str() {
+        "skip" => {
+            out.skip = true;
+            return skip_value(meta);
+        }
+        "short" if has_value => {
+            let lit: syn::LitChar = meta.value()?.parse()?;
+            out.short = Some(Some(lit.value()));
+        }
+        "short" => out.short = Some(None),
+        "long" if has_value => out.long = Some(Some(long_literal(meta)?)),
+        "long" => out.long = Some(None),
+        "alias" | "visible_alias" => out.aliases.extend(string_literals(&meta.value()?.parse()?)),
+        "aliases" | "visible_aliases" => {
+            out.aliases.extend(string_literals(&meta.value()?.parse()?))
+        }
+        "default_value" => {
+            let expr: Expr = meta.value()?.parse()?;
+            out.default = Some(match string_literals(&expr).as_slice() {
+                [text] => ToolDefault::Text(text.clone()),
+                _ => ToolDefault::Unknown,
+            });
+        }
+        "default_value_t" if has_value => {
+            out.default = Some(ToolDefault::Expr(meta.value()?.parse()?));
+        }
+        "default_value_t" => out.default = Some(ToolDefault::TypeDefault),
+        "default_values_t" | "default_values" | "default_value_os" | "default_values_os" => {
+            out.default = Some(ToolDefault::Unknown);
+            return skip_value(meta);
+        }
+        "required" if has_value => {
+            let lit: syn::LitBool = meta.value()?.parse()?;
+            out.required = Some(lit.value);
+        }
+        "required" => out.required = Some(true),
+        "action" => {
+            let expr: Expr = meta.value()?.parse()?;
+            if let Expr::Path(path) = &expr {
+                out.action = path
+                    .path
+                    .segments
+                    .last()
+                    .map(|s| (s.ident.to_string(), expr.span()));
+            }
+        }
+        "num_args" => out.num_args = Some(meta.value()?.parse()?),
+        "help" if has_value => out.help = Some(meta.value()?.parse::<LitStr>()?.value()),
+        "hide" if has_value => out.hide = meta.value()?.parse::<syn::LitBool>()?.value,
+        "hide" => out.hide = true,
+        "env" => {
+            out.env = true;
+            return skip_value(meta);
+        }
+        "value_parser" if has_value => out.value_parser = Some(meta.value()?.parse()?),
+        "trailing_var_arg" | "last" | "raw" => {
+            out.refused.push((meta.path.span(), refused_hint(&key)));
+            return skip_value(meta);
+        }
+        _ => return skip_value(meta),
+    }
+    Ok(())
+}
+
+/// The flag of `long = "..."`, which must be a string literal.
+fn long_literal(meta: &ParseNestedMeta<'_>) -> syn::Result<String> {
+    let value = meta.value()?;
+    match value.parse::<LitStr>() {
+        Ok(lit) => Ok(lit.value()),
+        Err(_) => Err(meta.error(
+            "gangway needs `long` as a string literal, to know the flag without running code",
+        )),
+    }
+}
+
+/// Why `key`, which hands words to clap untouched, is refused.
+fn refused_hint(key: &str) -> String {
+    format!(
+        "`{key}` hands the rest of the words to clap as they are, which the \
+         schema-driven binder cannot follow; make the tool `#[tool(verbatim)]` instead"
+    )
 }
 
 /// The string literals of `"a"`, `["a", "b"]` or `&["a", "b"]`.

@@ -242,13 +242,24 @@ fn check_not_an_arg(field: &FieldOpts, ident: &Ident, cx: &mut Ctxt) {
 
 /// An argument field: its names, keys and default against its type.
 fn check_arg(field: &FieldOpts, ident: &Ident, arg: &ArgModel, cx: &mut Ctxt) {
+    check_arg_names(ident, arg, cx);
+    // A `bool` (not an `Option<bool>`) is a flag that takes no value.
+    let flag = ty::is_bool(&field.ty) && !arg.shape.optional;
+    check_arg_keys(field, ident, arg, flag, cx);
+    check_arg_default(field, ident, arg, flag, cx);
+}
+
+/// Whether a long name (as the command line spells it) can be a flag.
+fn valid_long(long: &str) -> bool {
+    long.starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
+        && long
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+}
+
+/// An argument's wire name and aliases, each of which must make a flag.
+fn check_arg_names(ident: &Ident, arg: &ArgModel, cx: &mut Ctxt) {
     let (wire, long) = (&arg.wire, &arg.long);
-    let valid_long = |long: &str| {
-        long.starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
-            && long
-                .chars()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-    };
     if !valid_long(long) {
         cx.error(
             ident,
@@ -269,8 +280,12 @@ fn check_arg(field: &FieldOpts, ident: &Ident, arg: &ArgModel, cx: &mut Ctxt) {
             );
         }
     }
-    // A `bool` (not an `Option<bool>`) is a flag that takes no value.
-    let flag = ty::is_bool(&field.ty) && !arg.shape.optional;
+}
+
+/// An argument's `positional`, `stdin` and `short` keys against its type;
+/// `flag` when it is a `bool` flag.
+fn check_arg_keys(field: &FieldOpts, ident: &Ident, arg: &ArgModel, flag: bool, cx: &mut Ctxt) {
+    let long = &arg.long;
     if field.positional.is_present() && flag {
         cx.error(
             &field.positional.span(),
@@ -313,6 +328,12 @@ fn check_arg(field: &FieldOpts, ident: &Ident, arg: &ArgModel, cx: &mut Ctxt) {
         };
         cx.error(&short.span, message);
     }
+}
+
+/// An argument's default: one way of giving it, `default_text` only with
+/// one, and no flag on by default; `flag` when it is a `bool` flag.
+fn check_arg_default(field: &FieldOpts, ident: &Ident, arg: &ArgModel, flag: bool, cx: &mut Ctxt) {
+    let long = &arg.long;
     if field.default.is_some()
         && let Some((_, serde_span)) = &field.serde.default
     {
@@ -351,6 +372,20 @@ fn check_arg(field: &FieldOpts, ident: &Ident, arg: &ArgModel, cx: &mut Ctxt) {
 /// Checks across fields: one stdin, one method, positional order, and no two
 /// arguments answering to the same flag.
 fn check_fields(fields: &[FieldModel], cx: &mut Ctxt) {
+    check_single_roles(fields, cx);
+    let args: Vec<(&FieldModel, &ArgModel)> = fields
+        .iter()
+        .filter_map(|f| match &f.role {
+            FieldRole::Arg(arg) => Some((f, &**arg)),
+            _ => None,
+        })
+        .collect();
+    check_positional_order(&args, cx);
+    check_flag_claims(&args, cx);
+}
+
+/// At most one field takes standard input, and one the method name.
+fn check_single_roles(fields: &[FieldModel], cx: &mut Ctxt) {
     let mut stdin: Option<&Ident> = None;
     let mut method: Option<&Ident> = None;
     for field in fields {
@@ -378,14 +413,11 @@ fn check_fields(fields: &[FieldModel], cx: &mut Ctxt) {
             _ => {}
         }
     }
+}
 
-    let args: Vec<(&FieldModel, &ArgModel)> = fields
-        .iter()
-        .filter_map(|f| match &f.role {
-            FieldRole::Arg(arg) => Some((f, &**arg)),
-            _ => None,
-        })
-        .collect();
+/// Positionals: a list only last, and no required one after an optional
+/// one.
+fn check_positional_order(args: &[(&FieldModel, &ArgModel)], cx: &mut Ctxt) {
     let positionals: Vec<&(&FieldModel, &ArgModel)> = args
         .iter()
         .filter(|(_, arg)| arg.positional.is_some())
@@ -416,10 +448,14 @@ fn check_fields(fields: &[FieldModel], cx: &mut Ctxt) {
             );
         }
     }
+}
 
+/// No long flag reserved for help, and no two arguments answering to the
+/// same long or short flag.
+fn check_flag_claims(args: &[(&FieldModel, &ArgModel)], cx: &mut Ctxt) {
     let mut longs = FlagClaims::default();
     let mut shorts = FlagClaims::default();
-    for (field, arg) in &args {
+    for (field, arg) in args {
         let ident = &field.ident;
         let aliases = arg.aliases.iter().map(|a| cli_long_name(a));
         for name in std::iter::once(arg.long.clone()).chain(aliases) {

@@ -60,7 +60,7 @@ pub(crate) fn decode_input(body: &[u8]) -> Option<(u64, std::ops::Range<usize>)>
 /// Encodes an input frame straight from the bytes read, as
 /// [`ClientFrame::Input`] would be encoded, into a buffer of its exact
 /// size.
-pub fn encode_input(id: u64, data: &[u8]) -> Vec<u8> {
+pub(crate) fn encode_input(id: u64, data: &[u8]) -> Vec<u8> {
     encode_chunk("input", id, None, data)
 }
 

@@ -56,9 +56,8 @@
 mod chunks;
 mod framing;
 
-pub use chunks::encode_input;
 pub(crate) use chunks::{
-    CHUNK_OVERHEAD, decode_input, decode_output, encode_output, version_mismatch,
+    CHUNK_OVERHEAD, decode_input, decode_output, encode_input, encode_output, version_mismatch,
 };
 #[cfg(feature = "ipc")]
 pub(crate) use framing::read_body_async;

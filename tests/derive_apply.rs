@@ -1,119 +1,18 @@
-//! `#[derive(IpcCommand)]` through the public API: what `apply_args` accepts
-//! and refuses, what it keeps, and the schema it publishes.
+//! `#[derive(IpcCommand)]` through the public API: what `apply_args`
+//! accepts and refuses, and what it keeps, resets and fills in.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use gangway::ipc::{CommandError, CommandResult, Reply};
-use gangway::tool::{ArgType, ToolSchema, ValueKind};
-use gangway::{ArgEnum, IpcCommand};
-use serde::{Deserialize, Serialize};
+use gangway::IpcCommand;
+use gangway::tool::ValueKind;
+use serde::Serialize;
 
-mod support;
-use support::Echo;
+#[path = "support/derive.rs"]
+mod derive_support;
 
-fn encode<T: Serialize>(value: &T) -> Vec<u8> {
-    rmp_serde::to_vec_named(value).unwrap()
-}
-
-/// A map of arguments, as a client sends them.
-fn params(pairs: &[(&str, rmp_value::Value)]) -> Vec<u8> {
-    let map: BTreeMap<&str, &rmp_value::Value> = pairs.iter().map(|(k, v)| (*k, v)).collect();
-    encode(&map)
-}
-
-/// Just enough of a dynamic MessagePack value to write test params.
-mod rmp_value {
-    use serde::Serialize;
-
-    #[derive(Serialize)]
-    #[serde(untagged)]
-    pub enum Value {
-        Str(String),
-        Int(i64),
-        Float(f64),
-        Bool(bool),
-        List(Vec<Value>),
-        Bin(#[serde(with = "bin")] Vec<u8>),
-        Nil(Option<()>),
-    }
-
-    mod bin {
-        pub fn serialize<S: serde::Serializer>(v: &[u8], s: S) -> Result<S::Ok, S::Error> {
-            s.serialize_bytes(v)
-        }
-    }
-
-    pub fn s(text: &str) -> Value {
-        Value::Str(text.to_owned())
-    }
-    pub fn i(n: i64) -> Value {
-        Value::Int(n)
-    }
-}
-use rmp_value::{Value as V, i, s};
-
-struct Registry {
-    calls: AtomicUsize,
-}
-
-/// Search the web and print the top results.
-///
-/// Results come from the host's search client.
-#[derive(Clone, Serialize, IpcCommand)]
-#[ipc(name = "web_search", response = Vec<String>)]
-struct WebSearch {
-    /// What to search for.
-    #[ipc(positional)]
-    query: String,
-    /// How many results to print.
-    #[ipc(short = 'n')]
-    #[serde(default = "ten")]
-    limit: u32,
-    /// Print more detail.
-    verbose: bool,
-    /// Only results from these sites.
-    #[serde(rename = "site")]
-    sites: Vec<String>,
-    /// Text piped in on standard input, used as extra context.
-    #[ipc(stdin)]
-    context: Option<String>,
-    /// Host state: never read from a request, kept across calls.
-    #[ipc(state)]
-    #[serde(skip)]
-    registry: Arc<Registry>,
-}
-
-fn ten() -> u32 {
-    10
-}
-
-impl WebSearch {
-    fn new(registry: Arc<Registry>) -> Self {
-        WebSearch {
-            query: String::new(),
-            limit: 0,
-            verbose: false,
-            sites: Vec::new(),
-            context: None,
-            registry,
-        }
-    }
-
-    async fn handle(&mut self) -> Vec<String> {
-        self.registry.calls.fetch_add(1, Ordering::SeqCst);
-        (1..=self.limit)
-            .map(|n| format!("{} {n}", self.query))
-            .collect()
-    }
-}
-
-fn registry() -> Arc<Registry> {
-    Arc::new(Registry {
-        calls: AtomicUsize::new(0),
-    })
-}
+use derive_support::rmp_value::{Value as V, i, s};
+use derive_support::{Put, Speed, WebSearch, encode, ordered_params, params, registry, tune};
 
 #[test]
 fn apply_args_fills_arguments_and_defaults() {
@@ -225,17 +124,6 @@ fn duplicate_argument_is_refused() {
     assert_eq!(err, "argument `query` given more than once");
 }
 
-/// A map written in exactly this key order (a `BTreeMap` would sort it).
-fn ordered_params(pairs: &[(&str, rmp_value::Value)]) -> Vec<u8> {
-    let mut bytes = Vec::new();
-    rmp::encode::write_map_len(&mut bytes, pairs.len() as u32).unwrap();
-    for (key, value) in pairs {
-        bytes.extend(encode(key));
-        bytes.extend(encode(value));
-    }
-    bytes
-}
-
 #[test]
 fn a_failed_apply_leaves_the_command_unchanged() {
     let mut cmd = WebSearch::new(registry());
@@ -337,23 +225,6 @@ fn malformed_params_are_an_error_not_a_panic() {
     }
 }
 
-/// Store bytes.
-#[derive(Clone, Serialize, IpcCommand)]
-#[ipc(response = usize)]
-struct Put {
-    #[ipc(positional)]
-    key: String,
-    #[ipc(stdin)]
-    data: Vec<u8>,
-    extra: Option<Vec<u8>>,
-}
-
-impl Put {
-    async fn handle(&mut self) -> usize {
-        self.data.len()
-    }
-}
-
 #[test]
 fn bytes_arrive_from_bin_strings_or_integer_arrays() {
     let payload = vec![0u8, 255, 10, 0, 13];
@@ -385,56 +256,6 @@ fn bytes_arrive_from_bin_strings_or_integer_arrays() {
     put.apply_args(&params(&[("key", s("k")), ("data", s("text\n"))]))
         .unwrap();
     assert_eq!(put.data, b"text\n");
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, ArgEnum)]
-#[serde(rename_all = "kebab-case")]
-enum Speed {
-    VeryFast,
-    Slow,
-}
-
-/// Tune things.
-#[derive(Clone, Serialize, IpcCommand)]
-#[serde(rename_all = "camelCase")]
-#[ipc(response = String)]
-struct Tune {
-    /// How fast.
-    #[ipc(default = Speed::Slow, default_text = "slow")]
-    speed: Speed,
-    /// Up to this many.
-    #[serde(alias = "max")]
-    max_items: Option<u64>,
-    /// Scale factor.
-    #[ipc(default = 1.5)]
-    scale_factor: f64,
-    /// Where.
-    #[ipc(default = "/tmp")]
-    work_dir: std::path::PathBuf,
-    /// Parsed by hand.
-    #[serde(deserialize_with = "parse_csv", default)]
-    tags: Vec<String>,
-}
-
-fn parse_csv<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
-    let text = String::deserialize(d)?;
-    Ok(text.split(',').map(str::to_owned).collect())
-}
-
-impl Tune {
-    async fn handle(&mut self) -> String {
-        format!("{:?}", self.speed)
-    }
-}
-
-fn tune() -> Tune {
-    Tune {
-        speed: Speed::VeryFast,
-        max_items: Some(1),
-        scale_factor: 0.0,
-        work_dir: "/".into(),
-        tags: vec![],
-    }
 }
 
 #[test]
@@ -471,170 +292,6 @@ fn serde_names_aliases_and_custom_decoders_are_honoured() {
         err,
         "unknown argument `max_items`; did you mean `maxItems`?"
     );
-}
-
-#[test]
-fn schema_describes_every_argument() {
-    let schema: &ToolSchema = WebSearch::SCHEMA.unwrap();
-    assert_eq!(schema.name, "web_search");
-    assert_eq!(
-        schema.description,
-        "Search the web and print the top results."
-    );
-    assert_eq!(
-        schema.long_description,
-        "Results come from the host's search client."
-    );
-    let names: Vec<&str> = schema.params.iter().map(|p| &*p.name).collect();
-    assert_eq!(
-        names,
-        ["query", "limit", "verbose", "site", "context"],
-        "state is not an argument"
-    );
-
-    let query = schema.param("query").unwrap();
-    assert_eq!(
-        (query.kind.clone(), query.required, query.positional),
-        (ValueKind::String, true, Some(0))
-    );
-    assert_eq!(query.description, "What to search for.");
-
-    let limit = schema.param("limit").unwrap();
-    assert_eq!(limit.kind, ValueKind::UInt);
-    assert_eq!(limit.short, Some('n'));
-    assert!(!limit.required);
-    assert_eq!(
-        limit.default, None,
-        "a default function's value is not known at compile time"
-    );
-
-    let verbose = schema.param("verbose").unwrap();
-    assert_eq!(
-        (verbose.kind.clone(), verbose.default.as_deref()),
-        (ValueKind::Bool, Some("false"))
-    );
-    assert!(verbose.is_flag());
-
-    let site = schema.param("site").unwrap();
-    assert!(site.repeatable);
-    assert_eq!(site.long, "site");
-
-    let context = schema.param("context").unwrap();
-    assert!(context.stdin && !context.required);
-    assert_eq!(schema.stdin_param().unwrap().name, "context");
-
-    let tune = Tune::SCHEMA.unwrap();
-    let speed = tune.param("speed").unwrap();
-    assert_eq!(
-        speed.kind,
-        ValueKind::Enum(vec!["very-fast".into(), "slow".into()].into())
-    );
-    assert_eq!(
-        speed.default.as_deref(),
-        Some("slow"),
-        "default_text names it"
-    );
-    assert!(!speed.required && !speed.optional);
-    let max = tune.param("maxItems").unwrap();
-    assert_eq!(max.long, "max-items");
-    assert!(max.optional && !max.required);
-    assert_eq!(max.aliases.as_ref(), ["max"]);
-    assert_eq!(
-        tune.param("max").unwrap().name,
-        "maxItems",
-        "lookup by alias"
-    );
-    assert_eq!(
-        tune.param("scaleFactor").unwrap().default.as_deref(),
-        Some("1.5")
-    );
-    assert_eq!(tune.param("workDir").unwrap().kind, ValueKind::Path);
-    assert_eq!(
-        tune.param("workDir").unwrap().default.as_deref(),
-        Some("/tmp")
-    );
-
-    let put = Put::SCHEMA.unwrap();
-    assert_eq!(put.param("data").unwrap().kind, ValueKind::Bytes);
-    assert!(put.param("data").unwrap().required);
-    assert_eq!(Speed::KIND, speed.kind);
-}
-
-#[test]
-fn metadata_methods_follow_the_attributes() {
-    let cmd = WebSearch::new(registry());
-    assert_eq!(cmd.name(), "web_search");
-    assert_eq!(cmd.positional_args().as_ref(), ["query"]);
-    assert_eq!(cmd.stdin_arg().as_deref(), Some("context"));
-    assert_eq!(cmd.schema().name, "web_search");
-    let put = Put {
-        key: String::new(),
-        data: vec![],
-        extra: None,
-    };
-    assert_eq!(put.name(), "put", "snake_case of the type name by default");
-}
-
-#[test]
-fn method_field_names_the_command_and_receives_the_call_name() {
-    let plain = Echo::default();
-    assert_eq!(plain.name(), "echo");
-    let alias = Echo {
-        method: "shout".into(),
-        ..Echo::default()
-    };
-    assert_eq!(alias.name(), "shout");
-    assert_eq!(alias.schema().name, "shout");
-    let mut called = alias.clone();
-    called.set_method_name("yell");
-    assert_eq!(called.method, "yell");
-}
-
-/// Fail sometimes.
-#[derive(Clone, Serialize, IpcCommand)]
-#[ipc(response = CommandResult<u32>)]
-struct Parse {
-    #[ipc(positional)]
-    text: String,
-}
-
-impl Parse {
-    async fn handle(&mut self) -> CommandResult<u32> {
-        Ok(self.text.parse()?)
-    }
-}
-
-#[test]
-fn result_responses_travel_as_success_payload_or_failure() {
-    let ok = Parse::encode_reply(&Ok(3)).unwrap();
-    assert_eq!(
-        ok,
-        Reply::Success(encode(&3u32)),
-        "a success carries just the value"
-    );
-    assert_eq!(Parse::decode_reply(&ok).unwrap().unwrap(), 3);
-
-    let failed = Parse::encode_reply(&Err(CommandError::new("bad"))).unwrap();
-    let Reply::Failure { message, data } = &failed else {
-        panic!("{failed:?}")
-    };
-    assert_eq!(message, "bad");
-    assert_eq!(
-        rmp_serde::from_slice::<CommandError>(data).unwrap(),
-        CommandError::new("bad")
-    );
-    assert_eq!(
-        Parse::decode_reply(&failed).unwrap().unwrap_err().message(),
-        "bad"
-    );
-
-    let plain = WebSearch::encode_reply(&vec!["a".to_owned()]).unwrap();
-    assert_eq!(
-        plain,
-        Reply::Success(encode(&["a"])),
-        "plain responses never fail"
-    );
-    assert_eq!(WebSearch::decode_reply(&plain).unwrap(), ["a"]);
 }
 
 /// Generic over its store.
@@ -759,52 +416,4 @@ fn a_struct_default_fills_every_missing_argument_as_serde_does() {
         None,
         "the struct's default decides"
     );
-}
-
-/// Bytes back, as a plain `Vec<u8>`.
-#[derive(Clone, Serialize, IpcCommand)]
-#[ipc(response = Vec<u8>)]
-struct RawBytes {}
-
-impl RawBytes {
-    async fn handle(&mut self) -> Vec<u8> {
-        vec![0, 1, 255]
-    }
-}
-
-/// Bytes back, or a failure.
-#[derive(Clone, Serialize, IpcCommand)]
-#[ipc(response = CommandResult<Box<[u8]>>)]
-struct MaybeBytes {
-    fail: bool,
-}
-
-impl MaybeBytes {
-    async fn handle(&mut self) -> CommandResult<Box<[u8]>> {
-        if self.fail {
-            return Err(CommandError::new("no bytes"));
-        }
-        Ok(vec![7, 8].into_boxed_slice())
-    }
-}
-
-#[test]
-fn byte_responses_travel_as_msgpack_bin_and_decode_back() {
-    let reply = RawBytes::encode_reply(&vec![0, 1, 255]).unwrap();
-    // bin8 marker, length 3, the bytes: not an array of three integers.
-    assert_eq!(reply, Reply::Success(vec![0xc4, 3, 0, 1, 255]));
-    assert_eq!(RawBytes::decode_reply(&reply).unwrap(), [0, 1, 255]);
-    // An older host's array of integers still decodes.
-    let array = Reply::Success(rmp_serde::to_vec(&vec![4u8, 5]).unwrap());
-    assert_eq!(RawBytes::decode_reply(&array).unwrap(), [4, 5]);
-
-    let ok: CommandResult<Box<[u8]>> = Ok(vec![7, 8].into_boxed_slice());
-    let reply = MaybeBytes::encode_reply(&ok).unwrap();
-    assert_eq!(reply, Reply::Success(vec![0xc4, 2, 7, 8]));
-    assert_eq!(&*MaybeBytes::decode_reply(&reply).unwrap().unwrap(), [7, 8]);
-    let failed: CommandResult<Box<[u8]>> = Err(CommandError::new("no bytes"));
-    let reply = MaybeBytes::encode_reply(&failed).unwrap();
-    assert!(matches!(&reply, Reply::Failure { message, .. } if message == "no bytes"));
-    let back = MaybeBytes::decode_reply(&reply).unwrap().unwrap_err();
-    assert_eq!(back.to_string(), "no bytes");
 }

@@ -1,0 +1,406 @@
+//! The test host's commands: arguments of every kind (`echoargs`,
+//! `search`), state kept across calls (`counter`), stdin (`cat`, `upper`,
+//! `note`, `bytes`), failures, cancellation (`hang`, `linger`), long and
+//! large calls (`sleep`, `repeat`), output shapes, and secret arguments.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use gangway::ipc::CommandResult;
+use gangway::{ArgEnum, IpcCommand};
+use serde::{Deserialize, Serialize};
+
+/// Every word it was given, back as JSON.
+#[derive(Clone, Serialize, IpcCommand)]
+#[ipc(name = "echoargs", response = Vec<String>)]
+pub struct EchoArgs {
+    #[ipc(positional)]
+    pub words: Vec<String>,
+}
+
+impl EchoArgs {
+    async fn handle(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.words)
+    }
+}
+
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, ArgEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Order {
+    Newest,
+    Oldest,
+}
+
+/// Search the notes.
+#[derive(Clone, Serialize, IpcCommand)]
+#[ipc(name = "search", response = serde_json::Value)]
+pub struct Search {
+    /// What to find.
+    #[ipc(positional)]
+    pub query: String,
+    /// How many.
+    #[ipc(short = 'n', default = 10)]
+    pub limit: u32,
+    /// Say more.
+    #[ipc(short = 'v')]
+    pub verbose: bool,
+    /// Labels.
+    #[ipc(short = 't')]
+    pub tag: Vec<String>,
+    /// Weight.
+    pub ratio: Option<f64>,
+    /// Order.
+    #[ipc(default = Order::Newest, default_text = "newest")]
+    pub order: Order,
+}
+
+impl Search {
+    async fn handle(&mut self) -> serde_json::Value {
+        serde_json::json!({
+            "query": self.query, "limit": self.limit, "verbose": self.verbose,
+            "tag": self.tag, "ratio": self.ratio, "order": self.order,
+        })
+    }
+}
+
+/// Count calls; state kept across calls.
+#[derive(Clone, Serialize, IpcCommand)]
+#[ipc(name = "counter", response = u64)]
+pub struct Counter {
+    #[ipc(state)]
+    #[serde(skip)]
+    pub total: Arc<AtomicU64>,
+}
+
+impl Counter {
+    async fn handle(&mut self) -> u64 {
+        self.total.fetch_add(1, Ordering::SeqCst) + 1
+    }
+}
+
+/// Give the piped bytes back, raw.
+#[derive(Clone, Serialize, IpcCommand)]
+#[ipc(name = "cat", response = serde_bytes::ByteBuf)]
+pub struct Cat {
+    /// The bytes.
+    #[ipc(stdin)]
+    pub data: Vec<u8>,
+}
+
+impl Cat {
+    async fn handle(&mut self) -> serde_bytes::ByteBuf {
+        serde_bytes::ByteBuf::from(std::mem::take(&mut self.data))
+    }
+}
+
+/// Upper-case the piped text.
+#[derive(Clone, Serialize, IpcCommand)]
+#[ipc(name = "upper", response = String)]
+pub struct Upper {
+    /// The text.
+    #[ipc(stdin)]
+    pub text: String,
+}
+
+impl Upper {
+    async fn handle(&mut self) -> String {
+        self.text.to_uppercase()
+    }
+}
+
+/// Fail on purpose.
+#[derive(Clone, Serialize, IpcCommand)]
+#[ipc(name = "fail", response = CommandResult<String>)]
+pub struct Fail {
+    #[ipc(positional)]
+    pub why: String,
+}
+
+impl Fail {
+    async fn handle(&mut self) -> CommandResult<String> {
+        Err(gangway::ipc::CommandError::new(format!(
+            "failed: {}",
+            self.why
+        )))
+    }
+}
+
+/// Take no input at all.
+#[derive(Clone, Serialize, IpcCommand)]
+#[ipc(name = "ping", response = String)]
+pub struct Ping {}
+
+impl Ping {
+    async fn handle(&mut self) -> String {
+        "pong\n".to_owned()
+    }
+}
+
+/// Wait until the call is cancelled (it times out after 300 ms), and count
+/// the cancellations seen, by reason.
+#[derive(Clone, Serialize, IpcCommand)]
+#[ipc(name = "hang", response = String, timeout = "300ms")]
+pub struct Hang {
+    /// Ignore the cancellation: keep going past the cancel grace.
+    pub stubborn: bool,
+    #[ipc(context)]
+    #[serde(skip)]
+    pub ctx: gangway::ipc::CallContext,
+    /// Calls begun.
+    #[ipc(state)]
+    #[serde(skip)]
+    pub started: Arc<AtomicU64>,
+    /// Cancellations the handler saw because the call timed out.
+    #[ipc(state)]
+    #[serde(skip)]
+    pub timed_out: Arc<AtomicU64>,
+    /// Handlers dropped before they finished.
+    #[ipc(state)]
+    #[serde(skip)]
+    pub abandoned: Arc<AtomicU64>,
+}
+
+/// Counts a handler dropped before it finished.
+struct Unfinished(Option<Arc<AtomicU64>>);
+
+impl Drop for Unfinished {
+    fn drop(&mut self) {
+        if let Some(count) = self.0.take() {
+            count.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+}
+
+/// What `hang` and `linger` do: count the call begun, wait until it is
+/// cancelled (or, `stubborn`, an hour, to be dropped after the grace,
+/// counted in `abandoned`), and give the reason.
+async fn await_cancel(
+    ctx: &gangway::ipc::CallContext,
+    stubborn: bool,
+    started: &AtomicU64,
+    abandoned: &Arc<AtomicU64>,
+) -> Option<gangway::ipc::CancelReason> {
+    started.fetch_add(1, Ordering::SeqCst);
+    let mut unfinished = Unfinished(Some(abandoned.clone()));
+    if stubborn {
+        tokio::time::sleep(std::time::Duration::from_secs(3600)).await;
+    }
+    ctx.cancelled().await;
+    unfinished.0 = None;
+    ctx.cancel_reason()
+}
+
+impl Hang {
+    async fn handle(&mut self) -> String {
+        let reason = await_cancel(&self.ctx, self.stubborn, &self.started, &self.abandoned).await;
+        if reason == Some(gangway::ipc::CancelReason::TimedOut) {
+            self.timed_out.fetch_add(1, Ordering::SeqCst);
+        }
+        "cancelled".to_owned()
+    }
+}
+
+/// Wait, with no timeout of its own, until the call is cancelled; count
+/// the cancellations seen because the caller went away.
+#[derive(Clone, Serialize, IpcCommand)]
+#[ipc(name = "linger", response = String)]
+pub struct Wait {
+    #[ipc(context)]
+    #[serde(skip)]
+    pub ctx: gangway::ipc::CallContext,
+    /// Calls begun.
+    #[ipc(state)]
+    #[serde(skip)]
+    pub started: Arc<AtomicU64>,
+    /// Cancellations seen because the caller left.
+    #[ipc(state)]
+    #[serde(skip)]
+    pub caller_gone: Arc<AtomicU64>,
+    /// Cancellations seen because the caller was interrupted (a signal).
+    #[ipc(state)]
+    #[serde(skip)]
+    pub interrupted: Arc<AtomicU64>,
+    /// Ignore the cancellation: keep going past the cancel grace.
+    pub stubborn: bool,
+    /// Handlers dropped before they finished.
+    #[ipc(state)]
+    #[serde(skip)]
+    pub abandoned: Arc<AtomicU64>,
+    /// Cancellations seen because the host revoked the caller's scope.
+    #[ipc(state)]
+    #[serde(skip)]
+    pub revoked: Arc<AtomicU64>,
+    /// Cancellations seen because the caller's scope expired.
+    #[ipc(state)]
+    #[serde(skip)]
+    pub expired: Arc<AtomicU64>,
+}
+
+impl Wait {
+    async fn handle(&mut self) -> String {
+        match await_cancel(&self.ctx, self.stubborn, &self.started, &self.abandoned).await {
+            Some(gangway::ipc::CancelReason::CallerGone) => {
+                self.caller_gone.fetch_add(1, Ordering::SeqCst);
+            }
+            Some(gangway::ipc::CancelReason::Interrupted) => {
+                self.interrupted.fetch_add(1, Ordering::SeqCst);
+            }
+            Some(gangway::ipc::CancelReason::Revoked) => {
+                self.revoked.fetch_add(1, Ordering::SeqCst);
+            }
+            Some(gangway::ipc::CancelReason::Expired) => {
+                self.expired.fetch_add(1, Ordering::SeqCst);
+            }
+            _ => {}
+        }
+        "cancelled".to_owned()
+    }
+}
+
+/// Take a while.
+#[derive(Clone, Serialize, IpcCommand)]
+#[ipc(name = "sleep", response = u64)]
+pub struct Sleep {
+    /// Milliseconds.
+    #[ipc(positional)]
+    pub ms: u64,
+    /// Sleeps begun.
+    #[ipc(state)]
+    #[serde(skip)]
+    pub started: Arc<AtomicU64>,
+    /// Sleeps that ran to the end (a cancelled one never counts).
+    #[ipc(state)]
+    #[serde(skip)]
+    pub finished: Arc<AtomicU64>,
+}
+
+impl Sleep {
+    pub fn params(ms: u64) -> Vec<u8> {
+        rmp_serde::to_vec_named(&Sleep {
+            ms,
+            started: Arc::default(),
+            finished: Arc::default(),
+        })
+        .unwrap()
+    }
+
+    async fn handle(&mut self) -> u64 {
+        self.started.fetch_add(1, Ordering::SeqCst);
+        tokio::time::sleep(std::time::Duration::from_millis(self.ms)).await;
+        self.finished.fetch_add(1, Ordering::SeqCst);
+        self.ms
+    }
+}
+
+/// Repeat a word: a small call with a large answer.
+#[derive(Clone, Serialize, IpcCommand)]
+#[ipc(name = "repeat", response = String)]
+pub struct Repeat {
+    /// The word.
+    #[ipc(positional)]
+    pub word: String,
+    /// How many times.
+    #[ipc(positional)]
+    pub times: u32,
+}
+
+impl Repeat {
+    async fn handle(&mut self) -> String {
+        self.word.repeat(self.times as usize)
+    }
+}
+
+/// Greet someone: text without a final newline.
+#[derive(Clone, Serialize, IpcCommand)]
+#[ipc(name = "greet", response = String)]
+pub struct Greet {
+    /// Who.
+    #[ipc(positional)]
+    pub name: String,
+}
+
+impl Greet {
+    async fn handle(&mut self) -> String {
+        format!("hello {}", self.name)
+    }
+}
+
+/// Say what note was given: an optional stdin argument.
+#[derive(Clone, Serialize, IpcCommand)]
+#[ipc(name = "note", response = String)]
+pub struct Note {
+    /// The note.
+    #[ipc(stdin)]
+    pub note: Option<String>,
+}
+
+impl Note {
+    async fn handle(&mut self) -> String {
+        match &self.note {
+            None => "no note".to_owned(),
+            Some(note) => {
+                let start: String = note.chars().take(8).collect();
+                format!("a note of {} bytes: {start:?}", note.len())
+            }
+        }
+    }
+}
+
+/// Give the piped bytes back as a `Vec<u8>` response.
+#[derive(Clone, Serialize, IpcCommand)]
+#[ipc(name = "bytes", response = Vec<u8>)]
+pub struct Bytes {
+    /// The bytes.
+    #[ipc(stdin)]
+    pub data: Vec<u8>,
+}
+
+impl Bytes {
+    async fn handle(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.data)
+    }
+}
+
+/// A structured response whose fields are not in alphabetical order.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Report {
+    pub zebra: u32,
+    pub apple: String,
+    pub middle: Vec<bool>,
+}
+
+/// Report something, fields in declaration order.
+#[derive(Clone, Serialize, IpcCommand)]
+#[ipc(name = "report", response = Report)]
+pub struct ReportCommand {}
+
+impl ReportCommand {
+    async fn handle(&mut self) -> Report {
+        Report {
+            zebra: 26,
+            apple: "a".to_owned(),
+            middle: vec![true, false],
+        }
+    }
+}
+
+/// Log in with a key (a command with secret arguments).
+#[derive(Clone, Serialize, IpcCommand)]
+#[ipc(name = "login", response = String)]
+pub struct Login {
+    /// Who logs in.
+    #[ipc(positional)]
+    pub user: String,
+    /// The API key.
+    #[ipc(secret)]
+    pub key: String,
+    /// A PIN, when the account has one.
+    #[ipc(secret)]
+    pub pin: Option<u32>,
+}
+
+impl Login {
+    async fn handle(&mut self) -> String {
+        format!("welcome, {}", self.user)
+    }
+}
