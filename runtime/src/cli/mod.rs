@@ -88,7 +88,7 @@ const SLOW_CALL: Duration = Duration::from_millis(10);
 /// How to call the client, for its usage errors.
 const USAGE: &str = "call <command> [--stdin <arg>] [--] <args...>";
 
-/// The exit codes, as `--help` lists them: [`exit::HELP`](crate::exit::HELP),
+/// The exit codes, as `--help` lists them: [`exit::HELP`],
 /// made from the one table of them.
 pub const EXIT_CODES: &str = crate::exit::HELP;
 
