@@ -119,7 +119,7 @@ const fn help_len() -> usize {
     let mut row = 0;
     while row < TABLE.len() {
         let (code, lines) = TABLE[row];
-        // "  <code>" padded to the meaning's column (at least one space).
+        // "  <code>" padded to the meaning's column (at least two spaces).
         len += pad_to(code.len());
         let mut line = 0;
         while line < lines.len() {

@@ -82,9 +82,9 @@
 //!
 //! Always built, whatever the features: the derives
 //! ([`IpcCommand`](derive@IpcCommand), [`ArgEnum`](derive@ArgEnum)),
-//! `#[gangway::tool]`, the [`tool`](mod@tool) module, and the in-process
-//! the exit codes ([`exit`], also at `gangway::ipc::exit`), and the
-//! in-process part of [`ipc`]: the [`IpcCommand`](trait@IpcCommand) trait,
+//! `#[gangway::tool]`, the [`tool`](mod@tool) module, the exit codes
+//! ([`exit`], also at `gangway::ipc::exit`), and the in-process part of
+//! [`ipc`]: the [`IpcCommand`](trait@IpcCommand) trait,
 //! [`IpcRouter`](crate::ipc::IpcRouter) (`dispatch`, `dispatch_argv` and
 //! `dispatch_json`),
 //! [`Reply`](crate::ipc::Reply), [`CommandError`](crate::ipc::CommandError)

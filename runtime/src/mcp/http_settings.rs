@@ -5,7 +5,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-/// How [`McpServer::serve_http`] may be reached.
+/// How [`McpServer::serve_http`](crate::mcp::McpServer::serve_http) may be reached.
 #[derive(Clone, Default)]
 pub(super) struct HttpSettings {
     /// Whether a non-loopback address may be served.

@@ -9,9 +9,11 @@ use super::OutputStream;
 use super::framing::decode;
 
 /// Encodes an output frame straight from the handler's bytes, as
-/// [`HostFrame::Output`] would be encoded (the protocol test checks they
-/// decode alike), into a buffer of its exact size: the bulk of a streaming
-/// call, so one copy of the data and no serializer in between.
+/// [`HostFrame::Output`](super::HostFrame::Output) would be encoded (the
+/// protocol test checks they decode alike), into a buffer of its exact
+/// size: the bulk of a streaming call, so one copy of the data and no
+/// serializer in between.
+#[cfg(any(feature = "ipc", test))]
 pub(crate) fn encode_output(id: u64, stream: OutputStream, data: &[u8]) -> Vec<u8> {
     let stream = match stream {
         OutputStream::Stdout => "stdout",
@@ -41,6 +43,7 @@ pub(crate) fn decode_output(body: &[u8]) -> Option<(u64, OutputStream, &[u8])> {
 /// An input frame's call and where its data lies in the frame's body
 /// (so the body can become the chunk without a copy); `None` for any
 /// other frame.
+#[cfg(any(feature = "ipc", test))]
 pub(crate) fn decode_input(body: &[u8]) -> Option<(u64, std::ops::Range<usize>)> {
     #[derive(Deserialize)]
     #[serde(rename_all = "snake_case")]
@@ -58,8 +61,8 @@ pub(crate) fn decode_input(body: &[u8]) -> Option<(u64, std::ops::Range<usize>)>
 }
 
 /// Encodes an input frame straight from the bytes read, as
-/// [`ClientFrame::Input`] would be encoded, into a buffer of its exact
-/// size.
+/// [`ClientFrame::Input`](super::ClientFrame::Input) would be encoded, into
+/// a buffer of its exact size.
 pub(crate) fn encode_input(id: u64, data: &[u8]) -> Vec<u8> {
     encode_chunk("input", id, None, data)
 }

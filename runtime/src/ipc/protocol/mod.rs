@@ -47,7 +47,6 @@
 //! for byte; a typed client decodes either form. The derive sees the type
 //! as written: behind an alias, or in a hand-written `IpcCommand`, use
 //! `serde_bytes::ByteBuf` for the same effect.
-
 //!
 //! The files: the messages here; `framing`, a frame's length and body
 //! (read and written, blocking and async); `chunks`, the encoders of the
@@ -56,9 +55,11 @@
 mod chunks;
 mod framing;
 
-pub(crate) use chunks::{
-    CHUNK_OVERHEAD, decode_input, decode_output, encode_input, encode_output, version_mismatch,
-};
+#[cfg(any(feature = "ipc", test))]
+pub(crate) use chunks::decode_input;
+#[cfg(any(feature = "ipc", test))]
+pub(crate) use chunks::encode_output;
+pub(crate) use chunks::{CHUNK_OVERHEAD, decode_output, encode_input, version_mismatch};
 #[cfg(feature = "ipc")]
 pub(crate) use framing::read_body_async;
 pub use framing::{FrameError, decode, encode, read_frame, write_frame};
