@@ -15,7 +15,7 @@
 //!
 //! The example binary is also its own in-sandbox client: the wrappers run
 //! `$GANGWAY_BIN call ...`, `GANGWAY_BIN` points back at this binary, and
-//! `gangway::cli::run_if_call` (the runtime's `client` feature) serves such
+//! `gangway::caller::run_if_call` (the runtime's `client` feature) serves such
 //! a call, as the `gangway` binary does.
 
 use std::process::{Command, Stdio};
@@ -212,7 +212,7 @@ fn unshare_works() -> bool {
 
 fn main() {
     // Called back by a wrapper: act as the client.
-    if let Some(code) = gangway::cli::run_if_call(std::env::args_os()) {
+    if let Some(code) = gangway::caller::run_if_call(std::env::args_os()) {
         std::process::exit(code);
     }
 

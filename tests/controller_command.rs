@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use gangway::controller::{
-    Controller, ControllerError, ControllerInput, ExitInfo, LaunchSpec, OutputStream,
+    Controller, ControllerError, ControllerInput, ExitInfo, LaunchSpec, OutputSource,
     ShellController, Status, SubprocessController,
 };
 use serde_json::json;
@@ -35,8 +35,8 @@ fn a_command_streams_tagged_output_and_its_real_exit_code() {
             )
             .unwrap();
         let (output, exit) = until_exit(&mut events).await;
-        assert_eq!(text_of(&output, OutputStream::Stdout), "out\n");
-        assert_eq!(text_of(&output, OutputStream::Stderr), "err\n");
+        assert_eq!(text_of(&output, OutputSource::Stdout), "out\n");
+        assert_eq!(text_of(&output, OutputSource::Stderr), "err\n");
         assert_eq!(
             exit,
             ExitInfo {
@@ -69,7 +69,7 @@ fn a_prefixed_process_gets_none_of_the_hosts_environment() {
         command.start(HashMap::new(), None, false).unwrap();
         let (output, exit) = until_exit(&mut events).await;
         assert_eq!(exit.code, Some(0));
-        let printed = text_of(&output, OutputStream::Stdout);
+        let printed = text_of(&output, OutputSource::Stdout);
         let names: Vec<&str> = printed
             .lines()
             .filter_map(|line| line.split_once('=').map(|(name, _)| name))
@@ -251,7 +251,7 @@ fn eof_closes_a_commands_stdin() {
             .unwrap();
         wc.send_input(ControllerInput::eof(), Some(2)).unwrap();
         let (output, exit) = until_exit(&mut events).await;
-        assert_eq!(text_of(&output, OutputStream::Stdout).trim(), "5");
+        assert_eq!(text_of(&output, OutputSource::Stdout).trim(), "5");
         assert_eq!(exit.code, Some(0));
     });
 }

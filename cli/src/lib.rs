@@ -1,7 +1,7 @@
 //! The `gangway` command.
 //!
 //! - `gangway call <command> [--stdin <arg>] -- <args...>`: the in-sandbox
-//!   client every wrapper script runs; [`gangway::cli`] is the whole of it
+//!   client every wrapper script runs; [`gangway::caller`] is the whole of it
 //!   (how responses print, when stdin is read, the exit codes), so a host
 //!   binary with the runtime's `client` feature can be its own client.
 //! - `gangway list [--json]`: inside a sandbox, the host commands it may
@@ -73,10 +73,10 @@ struct List {
     json: bool,
 }
 
-// Parsed by `gangway::cli`; described here for `gangway --help`.
+// Parsed by `gangway::caller`; described here for `gangway --help`.
 #[allow(dead_code)]
 #[derive(Debug, Args)]
-#[command(after_help = gangway::cli::EXIT_CODES)]
+#[command(after_help = gangway::caller::EXIT_CODES)]
 struct Call {
     /// The command.
     command: String,
@@ -149,7 +149,7 @@ where
 {
     let all: Vec<OsString> = args.into_iter().map(Into::into).collect();
     // The in-sandbox call path is the runtime's client, with no clap on it.
-    if let Some(code) = gangway::cli::run_if_call(all.iter().cloned()) {
+    if let Some(code) = gangway::caller::run_if_call(all.iter().cloned()) {
         return code;
     }
     let cli = match Cli::try_parse_from(&all) {
@@ -162,7 +162,7 @@ where
     match cli.command {
         // Handed to the client before clap parses anything (above); clap
         // knows `call` only to list it in `gangway --help`.
-        Command::Call(_) | Command::List(_) => gangway::cli::run(all),
+        Command::Call(_) | Command::List(_) => gangway::caller::run(all),
         Command::Mcp => run_mcp(),
         Command::Wrappers(wrappers) => run_wrappers(wrappers),
         Command::Manifest(source) => match scan(&source.src) {
@@ -171,7 +171,7 @@ where
         },
         Command::Reference(source) => match load(&source) {
             Ok(manifest) => match gangway_codegen::render::Renderer::new().reference(&manifest) {
-                Ok(text) => gangway::cli::write_stdout(text.as_bytes()),
+                Ok(text) => gangway::caller::write_stdout(text.as_bytes()),
                 Err(error) => fail(&error),
             },
             Err(message) => fail(&message),
@@ -190,7 +190,7 @@ fn run_mcp() -> i32 {
     {
         Ok(runtime) => runtime,
         Err(error) => {
-            gangway::cli::say(format!("gangway mcp: cannot start: {error}"));
+            gangway::caller::say(format!("gangway mcp: cannot start: {error}"));
             return exit::FAILURE;
         }
     };
@@ -198,7 +198,7 @@ fn run_mcp() -> i32 {
         let client = match gangway::ipc::AsyncIpcClient::from_env().await {
             Ok(client) => client,
             Err(error) => {
-                gangway::cli::say(format!("gangway mcp: {error}"));
+                gangway::caller::say(format!("gangway mcp: {error}"));
                 return error.exit_code();
             }
         };
@@ -208,7 +208,7 @@ fn run_mcp() -> i32 {
         {
             Ok(()) => exit::OK,
             Err(error) => {
-                gangway::cli::say(format!("gangway mcp: {error}"));
+                gangway::caller::say(format!("gangway mcp: {error}"));
                 // The host went away: as for a call that cannot reach it.
                 if error.kind() == std::io::ErrorKind::ConnectionAborted {
                     exit::UNAVAILABLE
@@ -232,7 +232,7 @@ fn fail(error: &dyn std::fmt::Display) -> i32 {
 
 fn print_json(value: &impl serde::Serialize) -> i32 {
     match serde_json::to_string_pretty(value) {
-        Ok(text) => gangway::cli::write_stdout(format!("{text}\n").as_bytes()),
+        Ok(text) => gangway::caller::write_stdout(format!("{text}\n").as_bytes()),
         Err(error) => fail(&error),
     }
 }
@@ -286,7 +286,7 @@ fn run_wrappers(wrappers: Wrappers) -> i32 {
         return match gangway_codegen::check_wrappers_with(&manifest, &wrappers.out, &style) {
             Ok(()) => exit::OK,
             Err(gangway_codegen::wrappers::WrapperError::OutOfDate { diff }) => {
-                let _ = gangway::cli::write_stdout(diff.as_bytes());
+                let _ = gangway::caller::write_stdout(diff.as_bytes());
                 eprintln!(
                     "gangway: {} is out of date; run `gangway wrappers` without `--check` to update it",
                     wrappers.out.display()

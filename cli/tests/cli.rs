@@ -604,7 +604,7 @@ fn the_lean_client_links_no_async_runtime_parser_renderer_or_syn() {
     assert!(symbols.status.success(), "{}", text(&symbols.stderr));
     let symbols = text(&symbols.stdout);
     assert!(
-        symbols.contains("gangway::cli::run"),
+        symbols.contains("gangway::caller::run"),
         "nm reads the program"
     );
     for heavy in ["tokio::", "clap_builder::", "handlebars::", "syn::"] {

@@ -316,7 +316,7 @@ fn run_controlled(host: &Host, spec: LaunchSpec) -> (String, String, Option<i32>
                 .expect("the hub is open");
             match event {
                 OutputEvent::Output { stream, data } => match stream {
-                    gangway::controller::OutputStream::Stderr => stderr.extend(data),
+                    gangway::controller::OutputSource::Stderr => stderr.extend(data),
                     _ => stdout.extend(data),
                 },
                 OutputEvent::Exit(exit) => return (text(&stdout), text(&stderr), exit.code),

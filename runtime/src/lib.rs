@@ -37,13 +37,15 @@
 //!
 //! | module | feature | what it is for |
 //! |---|---|---|
-//! | [`ipc`] | always; the socket side with `ipc` | the [`IpcCommand`](trait@IpcCommand) trait, [`IpcRouter`](ipc::IpcRouter), call errors; with `ipc`: the server, its scopes, guard and audit log, the clients, [`SandboxEnv`](ipc::SandboxEnv), `Bwrap`, the wire protocol |
+//! | [`ipc`] | always; the socket side with `ipc` | the [`IpcCommand`](trait@IpcCommand) trait, [`IpcRouter`](ipc::IpcRouter) (`ipc/command/`); call errors and their kinds (`ipc/error/`); the handler's [`CallContext`](ipc::CallContext) and input (`ipc/call/`); scopes, with `ipc` the guard and audit log (`ipc/authority/`); with `ipc`: the server, the clients, the wire protocol |
+//! | [`sandbox`] | `ipc` or `client` | what a child needs to reach the host ([`SandboxEnv`](sandbox::SandboxEnv), [`CommandEnv`](sandbox::CommandEnv)); with `ipc`, the bubblewrap profile ([`Bwrap`](sandbox::Bwrap)); also re-exported under `ipc` |
+//! | `exit` | always | every exit code a call ends in, one table (the client's `--help` is made from it) |
 //! | [`tool`](mod@tool) | always | schemas, [`ToolArgs`](tool::ToolArgs), the binder, the [`Tool`](tool::Tool) trait of `#[gangway::tool]` |
 //! | [`stdio`] | `stdio` | JSON-RPC 2.0 over a child process's standard streams, for local agents (ACP) and tool servers (MCP) |
 //! | [`controller`] | `controller` | starting, supervising and stopping commands, shells and agents, sandboxed or not |
 //! | `wrappers` | `wrappers` | wrapper scripts written from a router's manifest at run time |
-//! | `cli` | `client` | the in-sandbox client, for a host binary that is its own client |
-//! | `process_tree`, `sync` (private) | | process groups and sessions found in `/proc`; locks that survive a panic |
+//! | `caller` | `client` | the in-sandbox client (what a wrapper runs for one call), for a host binary that is its own client; `cli` is its old, deprecated name |
+//! | `process_tree`, `sync`, `msgpack_args` (private) | | process groups and sessions found in `/proc`; locks that survive a panic; the arguments of a MessagePack call split and decoded (for the derive's `apply_args` and the guard) |
 //! | `__private` (hidden) | always | what the derives' generated code calls |
 //!
 //! # In your `Cargo.toml`
@@ -75,7 +77,7 @@
 //! | `stdio` | yes | the [`stdio`] module: JSON-RPC 2.0 over a child's standard streams | tokio (`process`, `rt`, `io-util`, ...), tokio-util, nix (`signal`, `process`), tracing |
 //! | `controller` | yes | the [`controller`] module: subprocess, PTY shell and ACP agent controllers; turns on `stdio` (the agent controller speaks ACP through it) | what `stdio` pulls in, plus pty-process and nix's `term` |
 //! | `wrappers` | no | `gangway::wrappers`: `write_wrappers`/`check_wrappers` (and `_with` a `WrapperStyle`: scripts or links) from a router's manifest | gangway-codegen's `wrappers` (handlebars, shlex, similar, tempfile, libc; not `syn`) |
-//! | `client` | no | `gangway::cli`: `run_if_call`/`run`, the in-sandbox client, with the blocking `IpcClient`, `SandboxEnv` and the wire protocol; std only (no tokio) | rmpv |
+//! | `client` | no | `gangway::caller`: `run_if_call`/`run`, the in-sandbox client, with the blocking `IpcClient`, `SandboxEnv` and the wire protocol; std only (no tokio) | rmpv |
 //! | `mcp` | no | `gangway::mcp`: `McpServer`, a router's commands as Model Context Protocol tools on stdio (turns on `ipc`) | rmcp 3 (it brings schemars, and a second `syn` for its derive) |
 //! | `mcp-http` | no | `McpServer::serve_http`: the same over Streamable HTTP (turns on `mcp`) | rmcp's Streamable HTTP server transport, hyper (HTTP/1), hyper-util, http-body-util, bytes, futures-core |
 //! | `test-util` | no | `StdioTransport::new_for_testing` and the hooks that drive its peer's side in tests (turns on `stdio`) | nothing more |
@@ -103,6 +105,10 @@
 
 #[cfg(feature = "client")]
 #[cfg_attr(docsrs, doc(cfg(feature = "client")))]
+pub mod caller;
+#[cfg(feature = "client")]
+#[cfg_attr(docsrs, doc(cfg(feature = "client")))]
+#[doc(hidden)]
 pub mod cli;
 #[cfg(feature = "controller")]
 #[cfg_attr(docsrs, doc(cfg(feature = "controller")))]
@@ -112,6 +118,9 @@ pub mod ipc;
 #[cfg(feature = "mcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
 pub mod mcp;
+#[cfg(any(feature = "ipc", feature = "client"))]
+#[cfg_attr(docsrs, doc(cfg(any(feature = "ipc", feature = "client"))))]
+pub mod sandbox;
 #[cfg(feature = "stdio")]
 #[cfg_attr(docsrs, doc(cfg(feature = "stdio")))]
 pub mod stdio;
@@ -119,6 +128,7 @@ pub mod tool;
 
 #[cfg(any(feature = "ipc", feature = "controller"))]
 mod clean_env;
+mod msgpack_args;
 #[cfg(feature = "stdio")]
 mod process_tree;
 #[cfg(any(feature = "ipc", feature = "stdio", feature = "client"))]

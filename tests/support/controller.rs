@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use gangway::controller::{
-    Controller, ControllerInput, ExitInfo, LaunchSpec, OutputEvent, OutputStream, ShellController,
+    Controller, ControllerInput, ExitInfo, LaunchSpec, OutputEvent, OutputSource, ShellController,
     SubprocessController,
 };
 use serde_json::Value;
@@ -29,7 +29,7 @@ pub fn sh(script: &str) -> LaunchSpec {
 /// bound only, generous for a loaded machine).
 pub async fn until_exit(
     events: &mut mpsc::Receiver<OutputEvent>,
-) -> (Vec<(OutputStream, Vec<u8>)>, ExitInfo) {
+) -> (Vec<(OutputSource, Vec<u8>)>, ExitInfo) {
     let mut output = Vec::new();
     loop {
         let event = tokio::time::timeout(Duration::from_secs(60), events.recv())
@@ -44,7 +44,7 @@ pub async fn until_exit(
 }
 
 /// Everything received on `stream`, as text.
-pub fn text_of(output: &[(OutputStream, Vec<u8>)], stream: OutputStream) -> String {
+pub fn text_of(output: &[(OutputSource, Vec<u8>)], stream: OutputSource) -> String {
     output
         .iter()
         .filter(|(s, _)| *s == stream)

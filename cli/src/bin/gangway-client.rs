@@ -6,9 +6,9 @@
 //! - Through a link named after a command (`search -> gangway`, what
 //!   `gangway wrappers --style links` writes): `search <args...>`.
 //!
-//! [`gangway::cli`] is the whole of it: how responses print, when standard
+//! [`gangway::caller`] is the whole of it: how responses print, when standard
 //! input is read, and the exit codes.
 
 fn main() {
-    std::process::exit(gangway::cli::run(std::env::args_os()));
+    std::process::exit(gangway::caller::run(std::env::args_os()));
 }

@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::input::{InputSequencer, no_room};
 use super::lifecycle::{Lifecycle, RunInfo};
-use super::output::{ExitInfo, OutputEvent, OutputHub, OutputStream};
+use super::output::{ExitInfo, OutputEvent, OutputHub, OutputSource};
 use super::{
     Controller, ControllerError, ControllerInput, LaunchSpec, RuntimeStatus, ShutdownFuture,
     Status, StopOutcome, TurnActivityTracker, TurnProvenance,
@@ -83,7 +83,7 @@ struct AgentInner {
 /// version 1, then `session/new` in the spec's working directory), makes
 /// each input's data a prompt (`session/prompt`, one turn at a time, in
 /// order), publishes every `session/update` notification and each
-/// prompt's answer as a JSON line on [`OutputStream::Agent`], and answers
+/// prompt's answer as a JSON line on [`OutputSource::Agent`], and answers
 /// the agent's requests with the handler. `SIGINT` cancels the turn in
 /// progress (`session/cancel`, and a permission request still waiting on
 /// the handler is answered `cancelled`, as ACP asks); other signals go to
@@ -270,7 +270,7 @@ impl AgentInner {
             let mut line = message.to_string().into_bytes();
             line.push(b'\n');
             notes.send(OutputEvent::Output {
-                stream: OutputStream::Agent,
+                stream: OutputSource::Agent,
                 data: line,
             })?;
             Ok(())
@@ -374,7 +374,7 @@ async fn set_up_session(
         agent
             .hub
             .publish(OutputEvent::Output {
-                stream: OutputStream::Agent,
+                stream: OutputSource::Agent,
                 data: format!("{line}\n").into_bytes(),
             })
             .await;
@@ -440,7 +440,7 @@ async fn run_turns(
             }
         };
         let _ = events.send(OutputEvent::Output {
-            stream: OutputStream::Agent,
+            stream: OutputSource::Agent,
             data: format!("{line}\n").into_bytes(),
         });
         agent.tracker.end(turn, stop_reason);

@@ -59,7 +59,15 @@ use serde_json::Value;
 
 pub use agent::{AgentController, AgentRequestHandler};
 pub use input::{ControllerInput, TermSize};
-pub use output::{ExitInfo, OutputEvent, OutputStream};
+pub use output::{ExitInfo, OutputEvent, OutputSource};
+
+/// The old name of [`OutputSource`], kept so code written against it still
+/// builds.
+#[deprecated(
+    since = "0.1.0",
+    note = "renamed `OutputSource`: `gangway::ipc::protocol::OutputStream` is the wire's type"
+)]
+pub type OutputStream = OutputSource;
 pub use registry::ControllerRegistry;
 pub use shell::ShellController;
 pub use spec::LaunchSpec;

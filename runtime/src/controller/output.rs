@@ -11,7 +11,7 @@ use crate::sync::LockUnpoisoned;
 
 /// Which stream output came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum OutputStream {
+pub enum OutputSource {
     /// A command's standard output.
     Stdout,
     /// A command's standard error.
@@ -48,7 +48,7 @@ pub enum OutputEvent {
     /// Bytes the process wrote.
     Output {
         /// Where.
-        stream: OutputStream,
+        stream: OutputSource,
         /// What.
         data: Vec<u8>,
     },
@@ -125,7 +125,7 @@ mod tests {
         drop(second);
         for chunk in ["hello ", "world", "!"] {
             hub.publish(OutputEvent::Output {
-                stream: OutputStream::Stdout,
+                stream: OutputSource::Stdout,
                 data: chunk.as_bytes().to_vec(),
             })
             .await;

@@ -12,7 +12,7 @@ use super::{ControllerError, LaunchSpec};
 /// foreground job and drops what was typed ahead), other signals go to the
 /// foreground job, and [`eof`](super::ControllerInput::eof) types Ctrl-D;
 /// all of it in the order sent, sequenced or not.
-/// Terminal output ([`OutputStream::Pty`](super::OutputStream::Pty)) goes
+/// Terminal output ([`OutputSource::Pty`](super::OutputSource::Pty)) goes
 /// to subscribers and a capped tail. `rt_opts` may give the first size:
 /// `{"termsize": {"rows": 24, "cols": 80}}` (the default).
 ///

@@ -14,7 +14,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use super::input::TermSize;
-use super::output::{OutputEvent, OutputHub, OutputStream};
+use super::output::{OutputEvent, OutputHub, OutputSource};
 use super::{ControllerError, LaunchSpec};
 use crate::process_tree::{reset_signal_actions, signal_session, start_own_session};
 
@@ -119,13 +119,13 @@ pub(super) fn spawn_command<C: RunOutput>(
     let readers = vec![
         tokio::spawn(read_output(
             stdout,
-            OutputStream::Stdout,
+            OutputSource::Stdout,
             core.clone(),
             generation,
         )),
         tokio::spawn(read_output(
             stderr,
-            OutputStream::Stderr,
+            OutputSource::Stderr,
             core.clone(),
             generation,
         )),
@@ -186,7 +186,7 @@ pub(super) fn spawn_shell<C: RunOutput>(
     let (read, write) = pty.into_split();
     let readers = vec![tokio::spawn(read_output(
         read,
-        OutputStream::Pty,
+        OutputSource::Pty,
         core.clone(),
         generation,
     ))];
@@ -344,7 +344,7 @@ fn signal_key(terminal: &OwnedFd, signal: Signal) -> Option<u8> {
 /// or a newer process has taken the controller.
 async fn read_output<R: AsyncRead + Unpin, C: RunOutput>(
     mut reader: R,
-    stream: OutputStream,
+    stream: OutputSource,
     core: Arc<C>,
     generation: u64,
 ) {

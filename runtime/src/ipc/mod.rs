@@ -2,8 +2,9 @@
 //! trait, the [`IpcRouter`] that dispatches calls to them, the
 //! [`IpcServer`] that serves a router on a socket (with its authority
 //! model: [`Scope`]s bound to tokens, a [`CallGuard`], an [`AuditSink`]),
-//! the clients ([`IpcClient`], [`AsyncIpcClient`]), the [`SandboxEnv`] a
-//! child needs to reach the server, and the errors a call can end in.
+//! the clients ([`IpcClient`], [`AsyncIpcClient`]), and the errors a call
+//! can end in. The [`SandboxEnv`] a child needs to reach the server lives in
+//! [`sandbox`](crate::sandbox) and is re-exported here.
 //!
 //! ```
 //! use gangway::IpcCommand;
@@ -38,86 +39,76 @@
 //! # });
 //! ```
 
-// Always built: the trait, the router (in-process dispatch, argv included),
-// the errors, their kinds and exit codes need nothing beyond serde and
-// MessagePack. The socket side (endpoint, server, clients, sandbox
-// environment, wire protocol) is the `ipc` feature; the std-only part a
-// client needs (blocking client, endpoint, environment, wire protocol
-// without its async halves) is also built by `client`, which brings no
-// tokio.
+// The folders, each one concern (see their module docs): `command`, what
+// a command is and in-process dispatch (always built); `call`, the
+// handler's view of one call; `authority`, scopes, the guard and the
+// audit log; `protocol`, the wire; `server` and `client`, the two ends of
+// a socket. What a sandboxed child needs to reach the host (`SandboxEnv`,
+// `Bwrap`) is `crate::sandbox`, re-exported here under its old paths.
+//
+// The socket side (endpoint, server, clients, wire protocol) is the `ipc`
+// feature; the std-only part a client needs (blocking client, endpoint,
+// wire protocol without its async halves) is also built by `client`, which
+// brings no tokio.
 //
 // Each file imports what it needs from the file that defines it, never
-// through this one, and no two files import each other.
-mod argv;
-#[cfg(feature = "ipc")]
-mod audit;
-#[cfg(feature = "ipc")]
-mod audit_caps;
-#[cfg(feature = "ipc")]
-mod bwrap;
+// through this one, and no two files import each other
+// (`scripts/check-layout` checks it).
+pub(crate) mod authority;
+pub(crate) mod call;
 #[cfg(any(feature = "ipc", feature = "client"))]
 mod client;
-mod command;
-mod context;
+pub(crate) mod command;
 #[cfg(any(feature = "ipc", feature = "client"))]
-mod endpoint;
-#[cfg(any(feature = "ipc", feature = "client"))]
-mod env;
-mod error;
+pub(crate) mod endpoint;
+pub(crate) mod error;
 pub use crate::exit;
-#[cfg(feature = "ipc")]
-mod guard;
-mod input;
-mod json;
-mod kind;
 #[cfg(any(feature = "ipc", feature = "client"))]
 #[cfg_attr(docsrs, doc(cfg(any(feature = "ipc", feature = "client"))))]
 pub mod protocol;
-mod router;
-mod scope;
 #[cfg(feature = "ipc")]
 mod server;
 
-pub use argv::{ArgvOutcome, ArgvPlan};
 #[cfg(feature = "ipc")]
 #[cfg_attr(docsrs, doc(cfg(feature = "ipc")))]
-pub use audit::{AuditLog, AuditOutcome, AuditRecord, AuditSink};
+pub use authority::audit::{AuditLog, AuditOutcome, AuditRecord, AuditSink};
+#[cfg(feature = "mcp")]
+pub(crate) use authority::guard::Admission;
 #[cfg(feature = "ipc")]
 #[cfg_attr(docsrs, doc(cfg(feature = "ipc")))]
-pub use bwrap::{Access, Bwrap, BwrapError, SandboxPath};
+pub use authority::guard::{CallGuard, CallInfo, Decision, PeerCredentials, REDACTED};
+pub use authority::scope::{Scope, ScopeError};
+pub use call::cancel::{CallEnded, CancelReason};
+pub use call::context::{CallContext, Cancelled};
+pub use call::input::InputStream;
 #[cfg(feature = "ipc")]
 #[cfg_attr(docsrs, doc(cfg(feature = "ipc")))]
 pub use client::{AsyncIpcClient, CallStream};
 #[cfg(any(feature = "ipc", feature = "client"))]
 #[cfg_attr(docsrs, doc(cfg(any(feature = "ipc", feature = "client"))))]
 pub use client::{CallCanceller, CallEvent, ClientError, IpcClient, RemoteError};
-pub use command::{CommandError, CommandResult, IpcCommand, Reply};
-#[cfg(feature = "mcp")]
-pub(crate) use context::CallSink;
-pub use context::{CallContext, CallEnded, CancelReason, Cancelled};
+pub use command::argv::{ArgvOutcome, ArgvPlan};
+pub use command::ipc_command::{CommandError, CommandResult, IpcCommand, Reply};
+pub use command::router::{CommandInfo, IpcRouter, TryRegisterError};
 #[cfg(any(feature = "ipc", feature = "client"))]
 #[cfg_attr(docsrs, doc(cfg(any(feature = "ipc", feature = "client"))))]
 pub use endpoint::Endpoint;
-#[cfg(any(feature = "ipc", feature = "client"))]
-#[cfg_attr(docsrs, doc(cfg(any(feature = "ipc", feature = "client"))))]
-pub use env::{
-    CommandEnv, ENV_BIN, ENV_ENDPOINT, ENV_TOKEN, ENV_TOKEN_FILE, SandboxEnv, locate_client_bin,
-};
-pub use error::{IpcError, RegisterError};
+pub use error::ipc_error::{IpcError, RegisterError};
+pub use error::kind::ErrorKind;
 #[cfg(feature = "mcp")]
-pub(crate) use guard::Admission;
-#[cfg(feature = "ipc")]
-#[cfg_attr(docsrs, doc(cfg(feature = "ipc")))]
-pub use guard::{CallGuard, CallInfo, Decision, PeerCredentials, REDACTED};
-pub use input::InputStream;
-pub use kind::ErrorKind;
-pub use router::{CommandInfo, IpcRouter, TryRegisterError};
-pub use scope::{Scope, ScopeError};
-#[cfg(feature = "mcp")]
-pub(crate) use server::{Auditor, shown_duration};
+pub(crate) use server::Auditor;
 #[cfg(feature = "ipc")]
 #[cfg_attr(docsrs, doc(cfg(feature = "ipc")))]
 pub use server::{IpcServer, IpcServerBuilder, ShutdownReport};
+
+#[cfg(feature = "ipc")]
+#[cfg_attr(docsrs, doc(cfg(feature = "ipc")))]
+pub use crate::sandbox::{Access, Bwrap, BwrapError, SandboxPath};
+#[cfg(any(feature = "ipc", feature = "client"))]
+#[cfg_attr(docsrs, doc(cfg(any(feature = "ipc", feature = "client"))))]
+pub use crate::sandbox::{
+    CommandEnv, ENV_BIN, ENV_ENDPOINT, ENV_TOKEN, ENV_TOKEN_FILE, SandboxEnv, locate_client_bin,
+};
 
 /// The error [`IpcCommand::apply_args`] and [`IpcCommand::decode_reply`] return.
 pub type DecodeError = rmp_serde::decode::Error;

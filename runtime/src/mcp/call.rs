@@ -14,10 +14,12 @@ use rmcp::service::RequestContext;
 use super::authority::Ended;
 use super::progress::ProgressRelay;
 use super::session::Session;
+use tokio_util::sync::CancellationToken;
+
+use crate::ipc::call::bounded::{Bounds, Ran};
+use crate::ipc::call::line::{CallLine, Written};
 use crate::ipc::protocol::OutputStream;
-use crate::ipc::{
-    AuditOutcome, CallContext, CallSink, CancelReason, IpcError, IpcRouter, exit, shown_duration,
-};
+use crate::ipc::{AuditOutcome, CallContext, CancelReason, IpcError, IpcRouter, exit};
 use crate::sync::LockUnpoisoned;
 use crate::tool::OutputSchema;
 
@@ -38,7 +40,8 @@ pub(super) async fn call(
         progress: Mutex::new(ProgressRelay::for_request(&context)),
     });
     let admission = session.server.authority.admission();
-    let call_context = CallContext::for_sink(sink.clone(), admission.clone());
+    let line: Arc<dyn CallLine> = sink.clone();
+    let call_context = CallContext::served(Some(line), admission.clone());
     let (outcome, stopped) = run(session, router, &name, args, &call_context, &context).await;
     // The call is over: a handler that kept its context writes to nothing.
     let streamed = sink.output.lock_unpoisoned().take().unwrap_or_default();
@@ -110,40 +113,31 @@ async fn run(
             .clone()
             .scope(async move { router.dispatch_json(&name, &args).await })
     };
-    tokio::pin!(dispatch);
-    let deadline = async {
-        match limit {
-            Some(limit) => tokio::time::sleep(limit).await,
-            None => std::future::pending().await,
+    let bounds = Bounds {
+        method: name,
+        limit,
+        grace: server.cancel_grace,
+    };
+    let stop = async {
+        tokio::select! {
+            // The client cancelled.
+            () = context.ct.cancelled() => CancelReason::Interrupted,
+            // The client went away (its HTTP session closed).
+            () = session.gone.cancelled() => CancelReason::CallerGone,
         }
     };
-    let reason = tokio::select! {
-        outcome = &mut dispatch => return (outcome, None),
-        // The client cancelled.
-        () = context.ct.cancelled() => CancelReason::Interrupted,
-        // The client went away (its HTTP session closed).
-        () = session.gone.cancelled() => CancelReason::CallerGone,
-        () = deadline => CancelReason::TimedOut,
-    };
-    // The handler is told, and given the grace to finish; a call past its
-    // time fails whatever it finishes with.
-    call_context.cancel(reason);
-    let finished = tokio::time::timeout(server.cancel_grace, &mut dispatch).await;
-    let outcome = match (reason, finished) {
-        (CancelReason::TimedOut, _) => Err(IpcError::Handler {
-            method: name.to_owned(),
-            message: format!(
-                "timed out after {}; the call was cancelled",
-                shown_duration(limit.unwrap_or_default())
-            ),
-            data: Vec::new(),
-        }),
-        (_, Ok(outcome)) => outcome,
-        (_, Err(_)) => Err(IpcError::Cancelled {
-            method: name.to_owned(),
-        }),
-    };
-    (outcome, Some(reason))
+    // A tool call has no hard stop of its own: the session's end is `stop`.
+    let hard_stop = std::future::pending();
+    match bounds.run(call_context, dispatch, stop, hard_stop).await {
+        Ran::Finished { outcome, stopped } => (outcome, stopped),
+        Ran::TimedOut(error) => (Err(error), Some(CancelReason::TimedOut)),
+        Ran::Dropped(reason) => (
+            Err(IpcError::Cancelled {
+                method: name.to_owned(),
+            }),
+            Some(reason),
+        ),
+    }
 }
 
 /// The tool result of a call's outcome (its MessagePack response, or the
@@ -207,13 +201,19 @@ struct McpSink {
     progress: Mutex<Option<ProgressRelay>>,
 }
 
-impl CallSink for McpSink {
-    fn output(&self, _stream: OutputStream, bytes: &[u8]) -> bool {
-        let mut output = self.output.lock_unpoisoned();
-        match output.as_mut() {
-            Some(output) => gather(output, bytes),
-            None => false,
-        }
+impl CallLine for McpSink {
+    fn write<'a>(
+        &'a self,
+        _stream: OutputStream,
+        bytes: &'a [u8],
+        cancelled: &'a CancellationToken,
+    ) -> Written<'a> {
+        let taken = !cancelled.is_cancelled()
+            && match self.output.lock_unpoisoned().as_mut() {
+                Some(output) => gather(output, bytes),
+                None => false,
+            };
+        Box::pin(std::future::ready(taken))
     }
 
     fn progress(&self, done: u64, total: Option<u64>, message: Option<String>) {

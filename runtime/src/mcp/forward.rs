@@ -5,18 +5,18 @@
 //! passed on as the host's cancel; the answer as a tool result, structured
 //! when the host's list gave the tool an output schema.
 
-use std::pin::Pin;
 use std::time::Duration;
 
 use rmcp::RoleServer;
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::RequestContext;
-use tokio::time::{Instant, Sleep};
 
 use super::call::{gather, result};
 use super::progress::ProgressRelay;
 use super::session::Session;
-use crate::ipc::{ArgvOutcome, AsyncIpcClient, CallEvent, CallStream, shown_duration};
+use crate::ipc::call::bounded::Deadline;
+use crate::ipc::error::duration_text::shown_duration;
+use crate::ipc::{ArgvOutcome, AsyncIpcClient, CallEvent, CallStream, IpcError};
 
 /// How much longer than the host's cancel grace a cancelled call waits for
 /// the host's answer before it gives up on it.
@@ -43,8 +43,7 @@ pub(super) async fn call(
     let name = request.name.to_string();
     let args = serde_json::Value::Object(request.arguments.unwrap_or_default());
     let limit = session.server.call_timeout;
-    let deadline = tokio::time::sleep(limit.unwrap_or(Duration::MAX / 4));
-    tokio::pin!(deadline);
+    let mut deadline = Deadline::after(limit);
     // Sending waits for room while the host holds as many calls of this
     // connection as it runs at once: the client's cancel and the deadline
     // apply to that wait too.
@@ -53,7 +52,7 @@ pub(super) async fn call(
         () = cancelled(&context, session) => {
             return failed(format!("{name}: cancelled before it started"), Vec::new());
         }
-        () = &mut deadline, if limit.is_some() => return timed_out(&name, limit),
+        () = deadline.passed() => return timed_out(&name, limit),
     };
     let mut call = match started {
         Ok(call) => call,
@@ -66,7 +65,6 @@ pub(super) async fn call(
     let watch = Watch {
         session,
         context: &context,
-        bounded: limit.is_some(),
         answer_within,
     };
     let progress = ProgressRelay::for_request(&context);
@@ -93,8 +91,6 @@ pub(super) async fn call(
 struct Watch<'a> {
     session: &'a Session,
     context: &'a RequestContext<RoleServer>,
-    /// Whether this side has a deadline.
-    bounded: bool,
     answer_within: Duration,
 }
 
@@ -115,12 +111,11 @@ impl Watch<'_> {
     async fn follow(
         &self,
         call: &mut CallStream,
-        deadline: Pin<&mut Sleep>,
+        mut deadline: Deadline,
         progress: Option<&ProgressRelay>,
     ) -> Followed {
-        let mut deadline = deadline;
-        let give_up = tokio::time::sleep(Duration::MAX / 4);
-        tokio::pin!(give_up);
+        // Set once this side stops the call: how long its answer is awaited.
+        let mut give_up = Deadline::default();
         let mut followed = Followed {
             streamed: Vec::new(),
             stop: None,
@@ -147,8 +142,8 @@ impl Watch<'_> {
                 },
                 () = self.context.ct.cancelled(), if stop.is_none() => Some(Stop::Client),
                 () = self.session.gone.cancelled(), if stop.is_none() => Some(Stop::Client),
-                () = &mut deadline, if stop.is_none() && self.bounded => Some(Stop::Deadline),
-                () = &mut give_up, if stop.is_some() => {
+                () = deadline.passed(), if stop.is_none() => Some(Stop::Deadline),
+                () = give_up.passed() => {
                     followed.abandoned = true;
                     return followed;
                 }
@@ -158,7 +153,7 @@ impl Watch<'_> {
                 // Never waits: this loop must go on reading the call's
                 // events, which keeps the shared connection moving.
                 call.cancel_soon();
-                give_up.as_mut().reset(Instant::now() + self.answer_within);
+                give_up.set(self.answer_within);
             }
         }
     }
@@ -202,15 +197,14 @@ fn failed(message: String, streamed: Vec<u8>) -> CallToolResult {
     result(Err(message), streamed, None)
 }
 
-/// The result of a call past this side's deadline.
+/// The result of a call past this side's deadline: the host's words for
+/// a timeout.
 fn timed_out(name: &str, limit: Option<Duration>) -> CallToolResult {
-    failed(
-        format!(
-            "{name}: timed out after {}; the call was cancelled",
-            shown_duration(limit.unwrap_or_default())
-        ),
-        Vec::new(),
-    )
+    let error = IpcError::TimedOut {
+        method: name.to_owned(),
+        after: limit.unwrap_or_default(),
+    };
+    failed(error.to_string(), Vec::new())
 }
 
 /// Completes when the client cancelled the request, or went away.

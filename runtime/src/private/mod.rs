@@ -10,7 +10,6 @@
 //! Every path the macros emit is re-exported here, so the generated code
 //! names one module whatever file its item lives in.
 
-mod decode;
 mod reply;
 mod schema;
 mod tool;
@@ -23,7 +22,7 @@ pub use std::marker::PhantomData;
 
 pub use crate::ipc::{DecodeError, EncodeError};
 
-pub use decode::{
+pub use crate::msgpack_args::{
     ByteVec, arg_deserializer, decode_arg, decode_args, decode_secret_arg, duplicate_arg,
     invalid_arg, missing_arg, msgpack_value_len, non_utf8_arg_name, secret_hidden, split_args,
     too_many_args, unknown_arg,

@@ -17,8 +17,8 @@ use super::exchange::{
     hello_answer, host_frame, into_result, json_request, manifest, payload, raw_request, typed,
     typed_request, unprompted_argv_outcome,
 };
-use crate::ipc::argv::ArgvOutcome;
-use crate::ipc::command::IpcCommand;
+use crate::ipc::command::argv::ArgvOutcome;
+use crate::ipc::command::ipc_command::IpcCommand;
 use crate::ipc::endpoint::Endpoint;
 use crate::ipc::protocol::{self, CallRef, Cancel, ClientFrame, HostFrame, Request, Response};
 use crate::sync::LockUnpoisoned;

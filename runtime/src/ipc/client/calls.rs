@@ -11,8 +11,8 @@ use super::exchange::{
     argv_outcome, argv_request, json_request, manifest, payload, raw_request, typed, typed_request,
     unprompted_argv_outcome,
 };
-use crate::ipc::argv::ArgvOutcome;
-use crate::ipc::command::IpcCommand;
+use crate::ipc::command::argv::ArgvOutcome;
+use crate::ipc::command::ipc_command::IpcCommand;
 use crate::tool::Manifest;
 
 impl IpcClient {

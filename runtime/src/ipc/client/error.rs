@@ -6,10 +6,10 @@ use std::io;
 
 use serde_bytes::ByteBuf;
 
-use crate::ipc::env::{ENV_ENDPOINT, ENV_TOKEN, ENV_TOKEN_FILE};
+use crate::ipc::error::kind::ErrorKind;
 use crate::ipc::exit;
-use crate::ipc::kind::ErrorKind;
 use crate::ipc::protocol::WireError;
+use crate::sandbox::env::{ENV_ENDPOINT, ENV_TOKEN, ENV_TOKEN_FILE};
 
 /// An error a call ended in, as the host reported it.
 #[derive(Debug, Clone, PartialEq, Eq)]

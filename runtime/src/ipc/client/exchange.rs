@@ -8,15 +8,15 @@ use std::io;
 use serde_bytes::ByteBuf;
 
 use super::error::ClientError;
-use crate::ipc::argv::ArgvOutcome;
-use crate::ipc::command::{IpcCommand, Reply};
+use crate::ipc::command::argv::ArgvOutcome;
+use crate::ipc::command::ipc_command::{IpcCommand, Reply};
 use crate::ipc::endpoint::Endpoint;
-use crate::ipc::env::{ENV_ENDPOINT, ENV_TOKEN, ENV_TOKEN_FILE};
+use crate::ipc::error::kind::ErrorKind;
 use crate::ipc::exit;
-use crate::ipc::kind::ErrorKind;
 use crate::ipc::protocol::{
     self, ClientFrame, Hello, HostFrame, Request, Response, Welcome, WireError,
 };
+use crate::sandbox::env::{ENV_ENDPOINT, ENV_TOKEN, ENV_TOKEN_FILE};
 
 /// The endpoint and token from `GANGWAY_ENDPOINT` and `GANGWAY_TOKEN`
 /// (or the file `GANGWAY_TOKEN_FILE` names).

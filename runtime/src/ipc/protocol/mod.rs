@@ -55,6 +55,7 @@
 mod chunks;
 mod framing;
 
+pub use crate::ipc::call::output_stream::OutputStream;
 #[cfg(any(feature = "ipc", test))]
 pub(crate) use chunks::decode_input;
 #[cfg(any(feature = "ipc", test))]
@@ -70,7 +71,7 @@ pub use framing::{read_frame_async, write_frame_async};
 use serde::{Deserialize, Serialize};
 use serde_bytes::ByteBuf;
 
-use crate::ipc::kind::ErrorKind;
+use crate::ipc::error::kind::ErrorKind;
 
 /// The protocol version this crate speaks: 3 since a call may carry JSON
 /// arguments (`json`) and a client may ask for its commands (`list`); 2
@@ -386,16 +387,6 @@ message! {
         /// The signal the caller got (`SIGINT` is 2), when one was the cause.
         pub signal: Option<i32>,
     }
-}
-
-/// Which of the caller's streams output goes to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum OutputStream {
-    /// Standard output.
-    Stdout,
-    /// Standard error.
-    Stderr,
 }
 
 /// A chunk of a call's output. `Debug` shows its length, not its bytes.

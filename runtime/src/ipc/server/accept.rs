@@ -14,7 +14,7 @@ use tokio::sync::OwnedSemaphorePermit;
 use super::connection::serve_connection;
 use super::handshake::Door;
 use super::state::ServerState;
-use crate::ipc::guard::PeerCredentials;
+use crate::ipc::authority::guard::PeerCredentials;
 
 /// A listener whose connections come split into a reading and a writing
 /// half, with the peer's credentials where the socket tells them.

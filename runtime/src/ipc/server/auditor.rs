@@ -12,8 +12,8 @@ use std::time::{Duration, Instant, SystemTime};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use crate::ipc::audit::{AuditOutcome, AuditRecord, AuditSink};
-use crate::ipc::context::CallContext;
+use super::call_io::ServedCall;
+use crate::ipc::authority::audit::{AuditOutcome, AuditRecord, AuditSink};
 
 /// How many records may wait for the sink.
 const QUEUE: usize = 1024;
@@ -169,7 +169,7 @@ fn write_records(
             match message {
                 Message::Record(record) => {
                     // Fitted here, off the calls' path.
-                    let record = crate::ipc::audit_caps::fitted(*record);
+                    let record = crate::ipc::authority::audit_caps::fitted(*record);
                     match guarded(|| sink.record(&record)) {
                         Ok(()) => unflushed += 1,
                         Err(error) => health.failed(&error, 1, lost),
@@ -236,19 +236,19 @@ impl Health {
 /// answer of `answer_len` bytes went out), from what its context saw.
 pub(super) fn call_record(
     method: &str,
-    context: &CallContext,
+    served: &ServedCall,
     outcome: AuditOutcome,
     exit: Option<i32>,
     read_at: Instant,
     frame_len: usize,
     answer_len: usize,
 ) -> AuditRecord {
-    let admission = context.admission();
+    let admission = served.context.admission();
     let seen = admission
         .map(|admission| admission.seen())
         .unwrap_or_default();
     let peer = admission.and_then(|admission| admission.peer());
-    let (streamed_in, streamed_out) = context.io().map_or((0, 0), |io| io.traffic());
+    let (streamed_in, streamed_out) = served.io.traffic();
     AuditRecord {
         ts: SystemTime::now(),
         scope: admission
@@ -270,7 +270,7 @@ pub(super) fn call_record(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ipc::audit::tests::Capture;
+    use crate::ipc::authority::audit::tests::Capture;
 
     #[test]
     fn a_failing_sink_is_reported_once_per_failure_and_every_lost_record_counted() {

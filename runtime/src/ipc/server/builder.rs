@@ -18,11 +18,11 @@ use super::grants::{Grants, fresh_token};
 use super::host::IpcServer;
 use super::listen::{Listening, listen};
 use super::state::ServerState;
-use crate::ipc::audit::AuditSink;
-use crate::ipc::env::locate_client_bin;
-use crate::ipc::guard::CallGuard;
+use crate::ipc::authority::audit::AuditSink;
+use crate::ipc::authority::guard::CallGuard;
+use crate::ipc::command::router::IpcRouter;
 use crate::ipc::protocol;
-use crate::ipc::router::IpcRouter;
+use crate::sandbox::env::locate_client_bin;
 
 /// The shortest token accepted: a token is the only credential.
 const MIN_TOKEN_LEN: usize = 16;

@@ -11,15 +11,17 @@ use serde_bytes::ByteBuf;
 use super::grants::{Grant, Lapse};
 use super::outbox::answer_body;
 use super::state::ServerState;
-use crate::ipc::argv::{ArgvOutcome, ArgvPlan};
-use crate::ipc::audit::AuditOutcome;
-use crate::ipc::context::{CallContext, CancelReason};
-use crate::ipc::error::IpcError;
+use crate::ipc::authority::audit::AuditOutcome;
+use crate::ipc::authority::guard::Decision;
+use crate::ipc::call::bounded::{Bounds, Ran};
+use crate::ipc::call::cancel::CancelReason;
+use crate::ipc::call::context::CallContext;
+use crate::ipc::command::argv::{ArgvOutcome, ArgvPlan};
+use crate::ipc::command::router::IpcRouter;
+use crate::ipc::error::ipc_error::IpcError;
+use crate::ipc::error::kind::ErrorKind;
 use crate::ipc::exit;
-use crate::ipc::guard::Decision;
-use crate::ipc::kind::ErrorKind;
 use crate::ipc::protocol::{Request, Response, WireError};
-use crate::ipc::router::IpcRouter;
 
 /// A call's encoded answer, and how the call ended (`None` for an answer
 /// asking for standard input: the call is made again with it), with the
@@ -275,10 +277,10 @@ async fn dispatch_offered(
     }
 }
 
-/// Runs `call` until it ends, its deadline passes (`limit`), or its
-/// context is cancelled (the caller's Ctrl-C, or its scope lapsing): then
-/// the handler has the cancel grace to finish; past the deadline, or
-/// cancelled and not finished, the error to answer with.
+/// Runs `call` within its bounds: past its deadline it is a `timeout`
+/// (exit 124); cancelled (the caller's Ctrl-C, or its scope lapsing) and
+/// not finished within the cancel grace, it is answered as cancelled, or
+/// as denied when its access lapsed.
 async fn within_limits<F: Future>(
     shared: &ServerState,
     context: &CallContext,
@@ -286,51 +288,23 @@ async fn within_limits<F: Future>(
     limit: Option<Duration>,
     method: &str,
 ) -> Result<F::Output, WireError> {
-    tokio::pin!(call);
-    let deadline = async {
-        match limit {
-            Some(limit) => tokio::time::sleep(limit).await,
-            None => std::future::pending().await,
-        }
+    let bounds = Bounds {
+        method,
+        limit,
+        grace: shared.cancel_grace,
     };
-    tokio::select! {
-        biased;
-        outcome = &mut call => Ok(outcome),
-        () = deadline => {
-            context.cancel(CancelReason::TimedOut);
-            finish_within_grace(shared, &mut call).await;
-            // `limit` is set: only then does the deadline pass.
-            let limit = limit.unwrap_or_default();
-            Err(WireError::server(
-                ErrorKind::Timeout,
-                format!("command `{method}` timed out after {}", shown_duration(limit)),
-                exit::TIMEOUT,
-            ))
-        }
-        // The caller cancelled (a caller gone is the connection's to end),
-        // or the host revoked its access.
-        () = context.cancelled() => match finish_within_grace(shared, &mut call).await {
-            Some(outcome) => Ok(outcome),
-            None if let Some(lapse) = lapse_of(context) => Err(lapse.error()),
-            None => Err(WireError::server(
-                ErrorKind::Cancelled,
-                format!("command `{method}` was cancelled"),
-                exit::INTERRUPTED,
-            )),
-        },
-    }
-}
-
-/// Gives a cancelled call the server's cancel grace to finish (not past
-/// the server's hard stop); its outcome if it did.
-async fn finish_within_grace<F: std::future::Future + Unpin>(
-    shared: &ServerState,
-    call: &mut F,
-) -> Option<F::Output> {
-    tokio::select! {
-        biased;
-        () = shared.hard.cancelled() => None,
-        outcome = tokio::time::timeout(shared.cancel_grace, call) => outcome.ok(),
+    // A caller gone is the connection's to end: only the context stops it.
+    let stop = std::future::pending();
+    match bounds
+        .run(context, call, stop, shared.hard.cancelled())
+        .await
+    {
+        Ran::Finished { outcome, .. } => Ok(outcome),
+        Ran::TimedOut(error) => Err(wire_error(error)),
+        Ran::Dropped(reason) if let Some(lapse) = lapse_for(reason) => Err(lapse.error()),
+        Ran::Dropped(_) => Err(wire_error(IpcError::Cancelled {
+            method: method.to_owned(),
+        })),
     }
 }
 
@@ -349,44 +323,16 @@ fn wire_error(error: IpcError) -> WireError {
     wire
 }
 
-/// A duration for messages: `300ms`, `30s`, `5m`, `2h` (and `1.5s` for a
-/// server timeout set in fractions of a second).
-pub(crate) fn shown_duration(duration: std::time::Duration) -> String {
-    let ms = duration.as_millis();
-    match ms {
-        0 => format!("{}µs", duration.as_micros()),
-        ms if ms % 3_600_000 == 0 => format!("{}h", ms / 3_600_000),
-        ms if ms % 60_000 == 0 && ms >= 60_000 => format!("{}m", ms / 60_000),
-        ms if ms % 1000 == 0 => format!("{}s", ms / 1000),
-        ms if ms < 1000 => format!("{ms}ms"),
-        _ => format!("{}s", duration.as_secs_f64()),
-    }
-}
-
 /// The lapse a call was cancelled for, if its access lapsed under it.
 fn lapse_of(context: &CallContext) -> Option<Lapse> {
-    match context.cancel_reason()? {
+    lapse_for(context.cancel_reason()?)
+}
+
+/// The lapse a cancel `reason` stands for, if it is one.
+fn lapse_for(reason: CancelReason) -> Option<Lapse> {
+    match reason {
         CancelReason::Revoked => Some(Lapse::Revoked),
         CancelReason::Expired => Some(Lapse::Expired),
         _ => None,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use std::time::Duration;
-
-    #[test]
-    fn durations_read_as_people_write_them() {
-        for (duration, text) in [
-            (Duration::from_millis(300), "300ms"),
-            (Duration::from_secs(30), "30s"),
-            (Duration::from_millis(1500), "1.5s"),
-            (Duration::from_secs(300), "5m"),
-            (Duration::from_secs(7200), "2h"),
-            (Duration::from_secs(90), "90s"),
-        ] {
-            assert_eq!(super::shown_duration(duration), text);
-        }
     }
 }

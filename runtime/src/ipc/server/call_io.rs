@@ -11,6 +11,9 @@ use tokio::sync::{Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 
 use super::outbox::{Control, Hold, Outgoing, ProgressSlot};
+use crate::ipc::call::context::CallContext;
+use crate::ipc::call::line::{CallLine, InputChunks, Written};
+use crate::ipc::call::live_input::INPUT_WINDOW;
 use crate::ipc::protocol::{self, HostFrame, InputWanted, OutputStream, Progress};
 use crate::sync::LockUnpoisoned;
 
@@ -21,8 +24,13 @@ const OUTPUT_WINDOW: usize = 1024 * 1024;
 /// The largest output chunk (smaller under a smaller frame limit).
 const MAX_CHUNK: usize = 256 * 1024;
 
-/// How many bytes of input the host takes ahead of the handler.
-pub(crate) const INPUT_WINDOW: u64 = 1024 * 1024;
+/// A running call, as its connection reaches it: the context its handler
+/// sees (to cancel it) and the call's I/O (to feed its input).
+#[derive(Clone)]
+pub(crate) struct ServedCall {
+    pub(crate) context: CallContext,
+    pub(crate) io: Arc<CallIo>,
+}
 
 /// The connection-side half of a call's context.
 pub(crate) struct CallIo {
@@ -78,7 +86,7 @@ impl CallIo {
     /// Sends `data` to the caller's `stream` in chunks, each waiting for
     /// room in the call's window. `false` once the call is cancelled or the
     /// connection gone.
-    pub(crate) async fn write(
+    async fn write_now(
         &self,
         stream: OutputStream,
         data: &[u8],
@@ -119,7 +127,7 @@ impl CallIo {
 
     /// Records the call's progress and makes sure a frame for it is
     /// queued; never waits.
-    pub(crate) fn progress(&self, done: u64, total: Option<u64>, message: Option<String>) {
+    fn progress_now(&self, done: u64, total: Option<u64>, message: Option<String>) {
         let progress = Progress {
             id: self.id,
             done,
@@ -158,19 +166,19 @@ impl CallIo {
     /// Opens the call's input: the receiving end for the handler's
     /// [`InputStream`](crate::ipc::InputStream), with the first credit sent
     /// to the caller.
-    pub(crate) fn open_input(&self) -> mpsc::UnboundedReceiver<io::Result<Vec<u8>>> {
+    fn open_input_now(&self) -> InputChunks {
         let (sender, receiver) = mpsc::unbounded_channel();
         {
             let mut feed = self.input.lock_unpoisoned();
             feed.sender = Some(sender);
             feed.credit = 0;
         }
-        self.grant(INPUT_WINDOW);
+        self.grant_now(INPUT_WINDOW);
         receiver
     }
 
     /// Gives the caller credit for `bytes` more of input.
-    pub(crate) fn grant(&self, bytes: u64) {
+    fn grant_now(&self, bytes: u64) {
         {
             let mut feed = self.input.lock_unpoisoned();
             if feed.sender.is_none() {
@@ -226,5 +234,28 @@ impl CallIo {
                 "the caller went away before its input ended",
             )));
         }
+    }
+}
+
+impl CallLine for CallIo {
+    fn write<'a>(
+        &'a self,
+        stream: OutputStream,
+        bytes: &'a [u8],
+        cancelled: &'a CancellationToken,
+    ) -> Written<'a> {
+        Box::pin(self.write_now(stream, bytes, cancelled))
+    }
+
+    fn progress(&self, done: u64, total: Option<u64>, message: Option<String>) {
+        self.progress_now(done, total, message);
+    }
+
+    fn open_input(&self) -> Option<InputChunks> {
+        Some(self.open_input_now())
+    }
+
+    fn grant(&self, bytes: u64) {
+        self.grant_now(bytes);
     }
 }

@@ -10,13 +10,14 @@ use std::time::Instant;
 use tokio::sync::mpsc;
 
 use super::auditor::call_record;
+use super::call_io::ServedCall;
 use super::grants::Grant;
 use super::outbox::{Control, answer_body};
 use super::state::ServerState;
-use crate::ipc::audit::{AuditOutcome, AuditRecord};
-use crate::ipc::context::{CallContext, CancelReason};
+use crate::ipc::authority::audit::{AuditOutcome, AuditRecord};
+use crate::ipc::call::cancel::CancelReason;
+use crate::ipc::error::kind::ErrorKind;
 use crate::ipc::exit;
-use crate::ipc::kind::ErrorKind;
 use crate::ipc::protocol::{Request, Response, WireError};
 use crate::sync::LockUnpoisoned;
 
@@ -27,7 +28,7 @@ pub(super) type Calls = Arc<CallList>;
 /// The calls of a connection, and a signal for when the last one ends.
 #[derive(Default)]
 pub(super) struct CallList {
-    by_id: Mutex<HashMap<u64, CallContext>>,
+    by_id: Mutex<HashMap<u64, ServedCall>>,
     pub(super) emptied: tokio::sync::Notify,
     /// A call was answered with a request for its whole standard input,
     /// and the caller has not called again since: it is reading its input
@@ -36,7 +37,7 @@ pub(super) struct CallList {
 }
 
 impl CallList {
-    pub(super) fn lock_unpoisoned(&self) -> std::sync::MutexGuard<'_, HashMap<u64, CallContext>> {
+    pub(super) fn lock_unpoisoned(&self) -> std::sync::MutexGuard<'_, HashMap<u64, ServedCall>> {
         self.by_id.lock_unpoisoned()
     }
 }
@@ -70,7 +71,7 @@ pub(super) struct Admitted {
 pub(super) struct CallRecorder {
     pub(super) shared: Arc<ServerState>,
     pub(super) method: String,
-    pub(super) context: CallContext,
+    pub(super) served: ServedCall,
     /// When it was read.
     pub(super) read_at: Instant,
     /// The size of its frame.
@@ -102,7 +103,7 @@ impl CallRecorder {
     fn build(&self, outcome: AuditOutcome, exit: Option<i32>, answer_len: usize) -> AuditRecord {
         call_record(
             &self.method,
-            &self.context,
+            &self.served,
             outcome,
             exit,
             self.read_at,
@@ -114,7 +115,7 @@ impl CallRecorder {
     /// How a call that ends unanswered ended: denied if its scope lapsed
     /// (revoked or expired), else cancelled.
     pub(super) fn unanswered(&self) -> AuditOutcome {
-        match self.context.cancel_reason() {
+        match self.served.context.cancel_reason() {
             Some(CancelReason::Revoked | CancelReason::Expired) => AuditOutcome::Denied,
             _ => AuditOutcome::Cancelled,
         }

@@ -13,14 +13,16 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 
 use super::call::answer;
+use super::call_io::CallIo;
 use super::calls::{Admitted, Calls, not_started};
 use super::grants::{Grant, Lapse};
 use super::handshake::{Admits, Door, authenticate, refuse_busy, refuse_over_quota, welcome};
 use super::outbox::{Control, Held, Hold, Outgoing, RunningCall, answer_body, write_frames};
 use super::reader::{Caller, FrameReader, Routes};
 use super::state::ServerState;
-use crate::ipc::context::{CallContext, CancelReason};
-use crate::ipc::guard::PeerCredentials;
+use crate::ipc::authority::guard::PeerCredentials;
+use crate::ipc::call::cancel::CancelReason;
+use crate::ipc::call::context::CallContext;
 use crate::ipc::protocol::Response;
 
 /// What a connection turned away for the server's backstop is told.
@@ -252,8 +254,8 @@ impl Connection {
                 let emptied = running.emptied.notified();
                 tokio::pin!(emptied);
                 emptied.as_mut().enable();
-                for context in running.lock_unpoisoned().values() {
-                    context.cancel(lapse.cancel_reason());
+                for call in running.lock_unpoisoned().values() {
+                    call.context.cancel(lapse.cancel_reason());
                 }
                 if running.lock_unpoisoned().is_empty() {
                     break;
@@ -281,7 +283,8 @@ impl Connection {
             _registered: registration,
         } = admitted;
         let shared = &self.shared;
-        let context = recorder.context.clone();
+        let context = recorder.served.context.clone();
+        let io = recorder.served.io.clone();
         let running = RunningCall::start(&shared.calls_running);
         let call = answer(shared, &self.grant, request, context.clone());
         tokio::pin!(call);
@@ -323,7 +326,7 @@ impl Connection {
             _slot: slot,
             _running: running,
         };
-        self.send_answer(&context, body, held).await;
+        self.send_answer(&io, body, held).await;
     }
 
     /// The call's caller left (or the server stops now): the handler is
@@ -344,11 +347,9 @@ impl Connection {
 
     /// Queues a call's answer, after where it ended (a caller stops reading
     /// at the answer).
-    async fn send_answer(&self, context: &CallContext, body: Vec<u8>, held: Held) {
-        if let Some(io) = context.io() {
-            io.answered();
-        }
-        if let Some(progress) = context.io().and_then(|io| io.flush_progress()) {
+    async fn send_answer(&self, io: &CallIo, body: Vec<u8>, held: Held) {
+        io.answered();
+        if let Some(progress) = io.flush_progress() {
             let _ = self
                 .outbox
                 .send(Outgoing {

@@ -13,11 +13,11 @@ use subtle::ConstantTimeEq;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 
-use crate::ipc::context::CancelReason;
+use crate::ipc::authority::scope::Scope;
+use crate::ipc::call::cancel::CancelReason;
+use crate::ipc::error::kind::ErrorKind;
 use crate::ipc::exit;
-use crate::ipc::kind::ErrorKind;
 use crate::ipc::protocol::WireError;
-use crate::ipc::scope::Scope;
 
 /// How many connections each grant may hold open even when the server's
 /// backstop (`max_connections`) is reached: scopes at their quotas

@@ -14,10 +14,10 @@ use tokio::sync::Semaphore;
 
 use super::grants::Grant;
 use super::state::ServerState;
-use crate::ipc::audit::{AuditOutcome, AuditRecord};
+use crate::ipc::authority::audit::{AuditOutcome, AuditRecord};
+use crate::ipc::authority::guard::{Decision, PeerCredentials};
+use crate::ipc::error::kind::ErrorKind;
 use crate::ipc::exit;
-use crate::ipc::guard::{Decision, PeerCredentials};
-use crate::ipc::kind::ErrorKind;
 use crate::ipc::protocol::{self, FrameError, Hello, Response, Welcome, WireError};
 
 /// How long a connection turned away is given to read why.

@@ -12,9 +12,9 @@ use super::auditor::Auditor;
 use super::grants;
 use super::rooms;
 use super::state::{ServerState, scoped_manifest};
+use crate::ipc::authority::scope::{Scope, ScopeError, is_valid_id};
 use crate::ipc::endpoint::Endpoint;
-use crate::ipc::env::SandboxEnv;
-use crate::ipc::scope::{Scope, ScopeError, is_valid_id};
+use crate::sandbox::env::SandboxEnv;
 use crate::tool::{Manifest, closest};
 
 /// An [`IpcRouter`](crate::ipc::IpcRouter) served to sandboxed processes.

@@ -46,9 +46,6 @@ mod state;
 
 #[cfg(feature = "mcp")]
 pub(crate) use auditor::Auditor;
-#[cfg(feature = "mcp")]
-pub(crate) use call::shown_duration;
-pub(crate) use call_io::{CallIo, INPUT_WINDOW};
 
 pub use builder::IpcServerBuilder;
 pub use host::{IpcServer, ShutdownReport};

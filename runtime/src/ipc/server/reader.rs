@@ -13,14 +13,17 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::call_io::CallIo;
+use super::call_io::ServedCall;
 use super::calls::{Admitted, CallRecorder, Calls, Registered, not_started};
 use super::grants::Grant;
 use super::outbox::{Control, Hold, Outgoing, answer_body};
 use super::state::{ServerState, scoped_manifest};
-use crate::ipc::context::{CallContext, CancelReason};
+use crate::ipc::authority::guard::{Admission, PeerCredentials};
+use crate::ipc::call::cancel::CancelReason;
+use crate::ipc::call::context::CallContext;
+use crate::ipc::call::line::CallLine;
+use crate::ipc::error::kind::ErrorKind;
 use crate::ipc::exit;
-use crate::ipc::guard::{Admission, PeerCredentials};
-use crate::ipc::kind::ErrorKind;
 use crate::ipc::protocol::{self, ClientFrame, FrameError, Request, Response, WireError};
 
 /// How much of a call's name its audit record keeps.
@@ -188,17 +191,22 @@ impl Routes {
             shared.guard.clone(),
             shared.auditor.is_some(),
         );
-        let context = CallContext::for_call(Some(Arc::new(io)), Some(Arc::new(admission)));
+        let io = Arc::new(io);
+        let line: Arc<dyn CallLine> = io.clone();
+        let served = ServedCall {
+            context: CallContext::served(Some(line), Some(Arc::new(admission))),
+            io,
+        };
         self.calls
             .lock_unpoisoned()
-            .insert(request.id, context.clone());
+            .insert(request.id, served.clone());
         Admitted {
             call: CallRecorder {
                 shared: shared.clone(),
                 // What a record keeps of it, and no more (a name may be as
                 // large as a frame).
-                method: crate::ipc::audit_caps::capped(&request.method, AUDITED_NAME),
-                context,
+                method: crate::ipc::authority::audit_caps::capped(&request.method, AUDITED_NAME),
+                served,
                 read_at: Instant::now(),
                 frame_len,
                 recorded: false,
@@ -232,8 +240,8 @@ impl Routes {
     /// whose input then fails knows why (its call is answered as denied).
     fn lapsed(&self) {
         if let Some(lapse) = self.caller.grant.lapse() {
-            for context in self.calls.lock_unpoisoned().values() {
-                context.cancel(lapse.cancel_reason());
+            for call in self.calls.lock_unpoisoned().values() {
+                call.context.cancel(lapse.cancel_reason());
             }
         }
         self.fail_inputs();
@@ -249,10 +257,8 @@ impl Routes {
     /// The peer is gone (or broke the protocol): its calls' input will
     /// never end, so it fails.
     fn fail_inputs(&self) {
-        for context in self.calls.lock_unpoisoned().values() {
-            if let Some(io) = context.io() {
-                io.end_input(true);
-            }
+        for call in self.calls.lock_unpoisoned().values() {
+            call.io.end_input(true);
         }
     }
 
@@ -262,7 +268,7 @@ impl Routes {
     async fn say_idle(&self) {
         let message = format!(
             "the connection was idle for {}, and is closed; connect again",
-            super::call::shown_duration(self.shared.idle_timeout)
+            crate::ipc::error::duration_text::shown_duration(self.shared.idle_timeout)
         );
         let error = WireError::server(ErrorKind::Busy, message, exit::UNAVAILABLE);
         match self.outbox.upgrade() {
@@ -304,17 +310,16 @@ fn deliver(frame: ClientFrame, calls: &Calls) -> bool {
         ClientFrame::Input(chunk) => (chunk.id, Some(chunk.data)),
         ClientFrame::InputEnd(call) => (call.id, None),
         ClientFrame::Cancel(cancel) => {
-            if let Some(context) = calls.lock_unpoisoned().get(&cancel.id) {
-                context.cancel(CancelReason::Interrupted);
+            if let Some(call) = calls.lock_unpoisoned().get(&cancel.id) {
+                call.context.cancel(CancelReason::Interrupted);
             }
             return true;
         }
         ClientFrame::Call(_) | ClientFrame::List(_) => return true,
     };
-    let Some(context) = calls.lock_unpoisoned().get(&id).cloned() else {
+    let Some(io) = calls.lock_unpoisoned().get(&id).map(|call| call.io.clone()) else {
         return true;
     };
-    let Some(io) = context.io() else { return true };
     match action {
         Some(data) => io.feed(ByteBuf::into_vec(data)),
         None => {

@@ -12,8 +12,8 @@ use tokio_util::task::TaskTracker;
 
 use super::auditor::Auditor;
 use super::grants::Grants;
-use crate::ipc::guard::CallGuard;
-use crate::ipc::router::IpcRouter;
+use crate::ipc::authority::guard::CallGuard;
+use crate::ipc::command::router::IpcRouter;
 use crate::tool::Manifest;
 
 /// What the accept loops, every connection and every call share.

@@ -2,8 +2,8 @@
 //! binder tools use), piped standard input merged in, then encoded as the
 //! command's MessagePack params.
 
-use super::error::IpcError;
 use super::router::IpcRouter;
+use crate::ipc::error::ipc_error::IpcError;
 use crate::tool::{BindError, ParamSchema, ToolArgs, ToolSchema, Value, ValueKind};
 
 /// What a call from argv would do, decided before running it: whether it

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
-use super::error::IpcError;
+use crate::ipc::error::ipc_error::IpcError;
 use crate::sync::LockUnpoisoned;
 use crate::tool::{ParamSchema, ToolSchema, ValueKind};
 
@@ -282,7 +282,7 @@ pub(crate) fn shown_args(params: &[u8], schema: &ToolSchema) -> Value {
         .collect();
     let mut slots = vec![None; wires.len()];
     let mut shown = serde_json::Map::new();
-    if crate::__private::split_args(params, &names, &wires, &mut slots).is_ok() {
+    if crate::msgpack_args::split_args(params, &names, &wires, &mut slots).is_ok() {
         for (param, slot) in schema.params.iter().zip(slots) {
             if let Some(encoded) = slot {
                 shown.insert(param.name.to_string(), shown_value(param, encoded));

@@ -10,7 +10,7 @@
 //! ```no_run
 //! // Wrappers run `$GANGWAY_BIN call <command> -- <args...>`, with
 //! // GANGWAY_BIN naming this program (`IpcServer::builder().client_bin`).
-//! if let Some(code) = gangway::cli::run_if_call(std::env::args_os()) {
+//! if let Some(code) = gangway::caller::run_if_call(std::env::args_os()) {
 //!     std::process::exit(code);
 //! }
 //! // ...the host's own work: the router, the server, the sandbox.

@@ -16,8 +16,14 @@ use std::io;
 use std::pin::Pin;
 #[cfg(feature = "ipc")]
 use std::sync::Arc;
-#[cfg(feature = "ipc")]
 use std::task::{Context, Poll, ready};
+
+#[cfg(not(feature = "ipc"))]
+use crate::ipc::call::detached::LiveInput;
+#[cfg(feature = "ipc")]
+use crate::ipc::call::line::{CallLine, InputChunks};
+#[cfg(feature = "ipc")]
+use crate::ipc::call::live_input::LiveInput;
 
 /// A command's standard input, read as it arrives.
 ///
@@ -72,19 +78,9 @@ enum Source {
     /// Read to its end.
     #[default]
     Ended,
-    /// The caller's input, chunk by chunk.
-    #[cfg(feature = "ipc")]
-    Live(Box<Live>),
-}
-
-#[cfg(feature = "ipc")]
-struct Live {
-    chunks: tokio::sync::mpsc::UnboundedReceiver<io::Result<Vec<u8>>>,
-    io: Arc<crate::ipc::server::CallIo>,
-    cancelled: Pin<Box<tokio_util::sync::WaitForCancellationFutureOwned>>,
-    token: tokio_util::sync::CancellationToken,
-    /// Bytes handed to the handler since credit was last granted.
-    consumed: u64,
+    /// The caller's input, chunk by chunk (never, without `ipc`).
+    #[cfg_attr(not(feature = "ipc"), allow(dead_code))]
+    Live(Box<LiveInput>),
 }
 
 impl InputStream {
@@ -96,18 +92,12 @@ impl InputStream {
     /// A stream of the caller's live input.
     #[cfg(feature = "ipc")]
     pub(crate) fn live(
-        chunks: tokio::sync::mpsc::UnboundedReceiver<io::Result<Vec<u8>>>,
-        io: Arc<crate::ipc::server::CallIo>,
+        chunks: InputChunks,
+        line: Arc<dyn CallLine>,
         token: tokio_util::sync::CancellationToken,
     ) -> Self {
         InputStream {
-            source: Source::Live(Box::new(Live {
-                chunks,
-                io,
-                cancelled: Box::pin(token.clone().cancelled_owned()),
-                token,
-                consumed: 0,
-            })),
+            source: Source::Live(Box::new(LiveInput::new(chunks, line, token))),
             pending: Vec::new(),
             offset: 0,
         }
@@ -116,10 +106,7 @@ impl InputStream {
     /// Whether the input streams from a caller (rather than being given
     /// whole).
     pub fn is_live(&self) -> bool {
-        #[cfg(feature = "ipc")]
-        return matches!(self.source, Source::Live(_));
-        #[cfg(not(feature = "ipc"))]
-        false
+        matches!(self.source, Source::Live(_))
     }
 
     /// The next chunk of input, as the caller sent it; `None` at the end.
@@ -141,46 +128,17 @@ impl InputStream {
 
     /// Polls for the next chunk (what both `next_chunk` and `AsyncRead`
     /// use).
-    #[cfg(feature = "ipc")]
     fn poll_chunk(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<Option<Vec<u8>>>> {
         match &mut self.source {
             Source::Whole(_) | Source::Ended => Poll::Ready(Ok(self.take_whole())),
             Source::Live(live) => {
-                if live.token.is_cancelled() {
-                    return Poll::Ready(Err(cancelled()));
+                let (polled, ended) = ready!(live.poll_chunk(cx));
+                if ended {
+                    self.source = Source::Ended;
                 }
-                match live.chunks.poll_recv(cx) {
-                    Poll::Ready(Some(Ok(chunk))) => {
-                        live.consumed += chunk.len() as u64;
-                        if live.consumed >= crate::ipc::server::INPUT_WINDOW / 2 {
-                            live.io.grant(live.consumed);
-                            live.consumed = 0;
-                        }
-                        Poll::Ready(Ok(Some(chunk)))
-                    }
-                    Poll::Ready(Some(Err(error))) => {
-                        self.source = Source::Ended;
-                        Poll::Ready(Err(error))
-                    }
-                    Poll::Ready(None) => {
-                        self.source = Source::Ended;
-                        Poll::Ready(Ok(None))
-                    }
-                    Poll::Pending => {
-                        ready!(live.cancelled.as_mut().poll(cx));
-                        Poll::Ready(Err(cancelled()))
-                    }
-                }
+                Poll::Ready(polled)
             }
         }
-    }
-
-    #[cfg(not(feature = "ipc"))]
-    fn poll_chunk(
-        &mut self,
-        _cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<io::Result<Option<Vec<u8>>>> {
-        std::task::Poll::Ready(Ok(self.take_whole()))
     }
 
     /// The whole input given at once, the first time; then the end.
@@ -190,11 +148,6 @@ impl InputStream {
             _ => None,
         }
     }
-}
-
-#[cfg(feature = "ipc")]
-fn cancelled() -> io::Error {
-    io::Error::new(io::ErrorKind::Interrupted, "the call was cancelled")
 }
 
 #[cfg(feature = "ipc")]
@@ -254,7 +207,6 @@ impl fmt::Debug for InputStream {
         let source = match &self.source {
             Source::Whole(bytes) => format!("{} bytes given whole", bytes.len()),
             Source::Ended => "ended".to_owned(),
-            #[cfg(feature = "ipc")]
             Source::Live(_) => "live".to_owned(),
         };
         f.debug_struct("InputStream")

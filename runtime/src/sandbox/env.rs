@@ -4,7 +4,7 @@
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
-use super::endpoint::Endpoint;
+use crate::ipc::endpoint::Endpoint;
 
 /// The environment variable naming the endpoint.
 pub const ENV_ENDPOINT: &str = "GANGWAY_ENDPOINT";
@@ -18,7 +18,7 @@ pub const ENV_TOKEN_FILE: &str = "GANGWAY_TOKEN_FILE";
 /// The environment variable naming the client binary the wrappers run.
 pub const ENV_BIN: &str = "GANGWAY_BIN";
 
-/// What a child process needs to reach an [`IpcServer`](super::IpcServer):
+/// What a child process needs to reach an [`IpcServer`](crate::ipc::IpcServer):
 /// `GANGWAY_ENDPOINT`, the token (`GANGWAY_TOKEN`, and the file holding it,
 /// `GANGWAY_TOKEN_FILE`, when there is one), `GANGWAY_BIN`, and the wrapper
 /// directory prepended to `PATH`.

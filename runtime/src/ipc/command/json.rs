@@ -5,8 +5,8 @@
 //! argument takes a string (its UTF-8 bytes) or `{"base64": "..."}`.
 
 use super::argv::encode_params;
-use super::error::IpcError;
 use super::router::IpcRouter;
+use crate::ipc::error::ipc_error::IpcError;
 
 impl IpcRouter {
     /// Calls a command with a JSON object of arguments (keys are wire

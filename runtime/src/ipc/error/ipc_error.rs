@@ -1,9 +1,11 @@
 //! Why a call failed, in terms a caller can act on.
 
 use std::fmt;
+use std::time::Duration;
 
-use super::exit;
+use super::duration_text::shown_duration;
 use super::kind::ErrorKind;
+use crate::exit;
 
 /// Why a dispatched call did not produce a successful response.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,6 +80,15 @@ pub enum IpcError {
         /// The command.
         method: String,
     },
+    /// The call ran past its timeout (the command's `#[ipc(timeout)]`,
+    /// else the server's) and was cancelled: the same error over a socket,
+    /// to an MCP client in process, and through a forwarding MCP server.
+    TimedOut {
+        /// The command.
+        method: String,
+        /// The timeout it ran past.
+        after: Duration,
+    },
 }
 
 impl IpcError {
@@ -114,6 +125,7 @@ impl IpcError {
             IpcError::Encode { .. } => ErrorKind::Encode,
             IpcError::Denied { .. } => ErrorKind::Denied,
             IpcError::Cancelled { .. } => ErrorKind::Cancelled,
+            IpcError::TimedOut { .. } => ErrorKind::Timeout,
         }
     }
 
@@ -122,8 +134,8 @@ impl IpcError {
     /// argument), 1 ([`exit::FAILURE`]) when the handler failed or panicked,
     /// 70 ([`exit::SOFTWARE`], `EX_SOFTWARE`) when the response could not be
     /// encoded, 77 ([`exit::DENIED`], `EX_NOPERM`) when the call was not
-    /// allowed, 130 ([`exit::INTERRUPTED`]) when it was cancelled before its
-    /// handler ran.
+    /// allowed, 124 ([`exit::TIMEOUT`]) when it ran past its timeout, 130
+    /// ([`exit::INTERRUPTED`]) when it was cancelled before its handler ran.
     pub fn exit_code(&self) -> i32 {
         match self {
             IpcError::UnknownMethod { .. }
@@ -134,6 +146,7 @@ impl IpcError {
             IpcError::Encode { .. } => exit::SOFTWARE,
             IpcError::Denied { .. } => exit::DENIED,
             IpcError::Cancelled { .. } => exit::INTERRUPTED,
+            IpcError::TimedOut { .. } => exit::TIMEOUT,
         }
     }
 
@@ -148,6 +161,7 @@ impl IpcError {
             | IpcError::Panicked { method, .. }
             | IpcError::Encode { method, .. }
             | IpcError::Cancelled { method }
+            | IpcError::TimedOut { method, .. }
             | IpcError::Denied {
                 command: method, ..
             } => method,
@@ -187,6 +201,11 @@ impl fmt::Display for IpcError {
             }
             IpcError::Denied { command, reason } => write!(f, "{command}: {reason}"),
             IpcError::Cancelled { method } => write!(f, "command `{method}` was cancelled"),
+            IpcError::TimedOut { method, after } => write!(
+                f,
+                "command `{method}` timed out after {}",
+                shown_duration(*after)
+            ),
         }
     }
 }

@@ -5,7 +5,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use crate::ipc::endpoint::Endpoint;
-use crate::ipc::env::SandboxEnv;
+use crate::sandbox::env::SandboxEnv;
 
 /// How a sandbox must see a path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

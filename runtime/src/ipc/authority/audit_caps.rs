@@ -47,6 +47,11 @@ pub(crate) fn fitted(mut record: AuditRecord) -> AuditRecord {
 /// character takes six), at a character boundary, with its length noted:
 /// `kept… (N bytes)`.
 pub(crate) fn capped(text: &str, max: usize) -> String {
+    // The common case, a short plain string, in one pass over its bytes:
+    // with no byte that JSON escapes, its size as JSON is its length.
+    if text.len() <= max && text.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+        return text.to_owned();
+    }
     let mut size = 0;
     for (at, c) in text.char_indices() {
         size += json_len(c);
@@ -99,7 +104,7 @@ mod tests {
     use std::time::{Duration, SystemTime};
 
     use super::*;
-    use crate::ipc::audit::AuditOutcome;
+    use crate::ipc::authority::audit::AuditOutcome;
 
     fn record() -> AuditRecord {
         AuditRecord {
@@ -141,6 +146,21 @@ mod tests {
         assert_eq!(args["list"].as_array().unwrap().len(), ARGUMENT_ITEMS + 1);
         assert_eq!(args["list"][ARGUMENT_ITEMS], "… (5000 items)");
         assert!(args["text"].as_str().unwrap().ends_with("… (100000 bytes)"));
+    }
+
+    #[test]
+    fn a_plain_string_is_kept_up_to_the_cap_and_an_escaped_one_counts_its_escapes() {
+        let plain = "a".repeat(64);
+        assert_eq!(capped(&plain, 64), plain);
+        assert_eq!(capped(&"a".repeat(65), 64), format!("{plain}… (65 bytes)"));
+        // 64 bytes, but 65 as JSON writes them: the quote costs two.
+        let quoted = format!("\"{}", "a".repeat(63));
+        assert_eq!(
+            capped(&quoted, 64),
+            format!("\"{}… (64 bytes)", "a".repeat(62))
+        );
+        let multibyte = "é".repeat(32);
+        assert_eq!(capped(&multibyte, 64), multibyte);
     }
 
     #[test]

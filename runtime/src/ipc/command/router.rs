@@ -10,8 +10,8 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use super::command::{IpcCommand, Reply};
-use super::error::{IpcError, RegisterError};
+use super::ipc_command::{IpcCommand, Reply};
+use crate::ipc::error::ipc_error::{IpcError, RegisterError};
 use crate::tool::{Manifest, ToolSchema, closest, is_valid_command_name};
 
 type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;

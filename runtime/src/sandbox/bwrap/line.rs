@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use super::files::{self, FilterFile};
 use super::user_args::{self, BwrapError};
 use super::{etc, paths, seccomp, userns};
-use crate::ipc::env::SandboxEnv;
+use crate::sandbox::env::SandboxEnv;
 
 /// What a sandbox is made of, as a `Bwrap` holds it.
 pub(super) struct Profile<'a> {

@@ -15,7 +15,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use super::paths::absolute;
-use crate::ipc::env::SandboxEnv;
+use crate::sandbox::env::SandboxEnv;
 
 /// Why [`Bwrap::prefix`](super::Bwrap::prefix) or
 /// [`Bwrap::command`](super::Bwrap::command) made no sandbox.

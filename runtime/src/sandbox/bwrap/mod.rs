@@ -22,8 +22,8 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use super::endpoint::Endpoint;
-use super::env::SandboxEnv;
+use crate::ipc::endpoint::Endpoint;
+use crate::sandbox::env::SandboxEnv;
 
 mod etc;
 mod files;
