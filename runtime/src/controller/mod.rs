@@ -65,7 +65,7 @@ pub use output::{ExitInfo, OutputEvent, OutputSource};
 /// builds.
 #[deprecated(
     since = "0.1.0",
-    note = "renamed `OutputSource`: `gangway::ipc::protocol::OutputStream` is the wire's type"
+    note = "renamed `OutputSource` (`gangway::ipc::protocol::OutputStream` is the wire's type); as an alias it names the variants (`OutputStream::Stdout`) but cannot import them (`use ...::OutputStream::*`)"
 )]
 pub type OutputStream = OutputSource;
 pub use registry::ControllerRegistry;

@@ -88,17 +88,24 @@ impl Bounds<'_> {
     ) -> Ran<F::Output> {
         tokio::pin!(call);
         let mut deadline = Deadline::after(self.limit);
-        let reason = tokio::select! {
+        let (reason, by_deadline) = tokio::select! {
             biased;
             outcome = &mut call => return Ran::Finished { outcome, stopped: None },
-            () = deadline.passed() => CancelReason::TimedOut,
-            () = context.cancelled() => context.cancel_reason().unwrap_or(CancelReason::Interrupted),
-            reason = stop => reason,
+            () = deadline.passed() => (CancelReason::TimedOut, true),
+            () = context.cancelled() => (
+                context.cancel_reason().unwrap_or(CancelReason::Interrupted),
+                false,
+            ),
+            reason = stop => (reason, false),
         };
-        // The first reason given stays: a context cancelled by another
-        // (a lapse) keeps its own.
+        // The context keeps the first reason it was given (a lapse, a
+        // Ctrl-C landing with the deadline); the deadline, once it wins
+        // the race, decides the answer all the same: a timeout.
         context.cancel(reason);
-        let reason = context.cancel_reason().unwrap_or(reason);
+        let reason = match by_deadline {
+            true => CancelReason::TimedOut,
+            false => context.cancel_reason().unwrap_or(reason),
+        };
         let finished = tokio::select! {
             biased;
             () = hard_stop => None,
@@ -115,5 +122,119 @@ impl Bounds<'_> {
             },
             (_, None) => Ran::Dropped(reason),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bounds(limit: Option<Duration>) -> Bounds<'static> {
+        Bounds {
+            method: "work",
+            limit,
+            grace: Duration::from_secs(1),
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_deadline_that_wins_the_race_answers_a_timeout_whatever_else_cancelled() {
+        let context = CallContext::served(None, None);
+        let limit = Duration::from_millis(10);
+        // The handler's own cancel lands in the same instant as the
+        // deadline, and first: the context keeps it, the answer does not.
+        let call = {
+            let context = context.clone();
+            async move {
+                tokio::time::sleep(limit).await;
+                context.cancel(CancelReason::Interrupted);
+                std::future::pending::<()>().await;
+            }
+        };
+        let ran = bounds(Some(limit))
+            .run(
+                &context,
+                call,
+                std::future::pending(),
+                std::future::pending(),
+            )
+            .await;
+        let Ran::TimedOut(error) = ran else {
+            panic!("a timeout was expected");
+        };
+        assert_eq!(error.to_string(), "command `work` timed out after 10ms");
+        assert_eq!(context.cancel_reason(), Some(CancelReason::Interrupted));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_stopped_handler_finishing_in_its_grace_gives_its_outcome_and_why() {
+        let context = CallContext::served(None, None);
+        let call = {
+            let context = context.clone();
+            async move {
+                context.cancelled().await;
+                tokio::time::sleep(Duration::from_millis(500)).await;
+                7
+            }
+        };
+        let stop = async {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+            CancelReason::CallerGone
+        };
+        let ran = bounds(None)
+            .run(&context, call, stop, std::future::pending())
+            .await;
+        assert!(matches!(
+            ran,
+            Ran::Finished {
+                outcome: 7,
+                stopped: Some(CancelReason::CallerGone)
+            }
+        ));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn past_its_grace_or_at_a_hard_stop_the_handler_is_dropped() {
+        let stop = || async { CancelReason::Interrupted };
+        let context = CallContext::served(None, None);
+        let ran = bounds(None)
+            .run(
+                &context,
+                std::future::pending::<()>(),
+                stop(),
+                std::future::pending(),
+            )
+            .await;
+        assert!(matches!(ran, Ran::Dropped(CancelReason::Interrupted)));
+        let started = tokio::time::Instant::now();
+        let context = CallContext::served(None, None);
+        let ran = bounds(None)
+            .run(&context, std::future::pending::<()>(), stop(), async {})
+            .await;
+        assert!(matches!(ran, Ran::Dropped(CancelReason::Interrupted)));
+        assert_eq!(started.elapsed(), Duration::ZERO, "no grace at a hard stop");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_handler_done_in_time_is_not_stopped_and_an_unset_deadline_never_passes() {
+        let context = CallContext::served(None, None);
+        let ran = bounds(None)
+            .run(
+                &context,
+                async { 1 },
+                std::future::pending(),
+                std::future::pending(),
+            )
+            .await;
+        assert!(matches!(
+            ran,
+            Ran::Finished {
+                outcome: 1,
+                stopped: None
+            }
+        ));
+        let mut never = Deadline::after(None);
+        let waited = tokio::time::timeout(Duration::from_secs(3600), never.passed()).await;
+        assert!(waited.is_err());
     }
 }

@@ -1,6 +1,6 @@
-//! The stand-ins for [`ContextState`] and [`LiveInput`] when the `ipc`
-//! feature is off: there is no server, so no call is ever served, every
-//! context is detached, and no input is live. The types have no values; its methods mirror the real ones so that the
+//! The stand-in for [`ContextState`] when the `ipc` feature is off: there
+//! is no server, so no call is ever served and every context is detached.
+//! The type has no values. Its methods mirror the real ones, so the
 //! context's methods are written once, for both builds.
 
 use std::borrow::Cow;
@@ -15,18 +15,6 @@ use crate::ipc::call::input::InputStream;
 use crate::ipc::call::output_stream::OutputStream;
 use crate::ipc::error::ipc_error::IpcError;
 use crate::tool::ToolSchema;
-
-/// No live input: only a served call has one.
-pub(crate) enum LiveInput {}
-
-impl LiveInput {
-    pub(crate) fn poll_chunk(
-        &mut self,
-        _cx: &mut Context<'_>,
-    ) -> Poll<(std::io::Result<Option<Vec<u8>>>, bool)> {
-        match *self {}
-    }
-}
 
 /// No served call's state: there are none without `ipc`.
 pub(crate) enum ContextState {}

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 
 #[cfg(not(feature = "ipc"))]
-use crate::ipc::call::detached::LiveInput;
+use crate::ipc::call::detached_input::LiveInput;
 #[cfg(feature = "ipc")]
 use crate::ipc::call::line::{CallLine, InputChunks};
 #[cfg(feature = "ipc")]

@@ -13,6 +13,8 @@ pub(crate) mod cancel;
 pub(crate) mod context;
 #[cfg(not(feature = "ipc"))]
 mod detached;
+#[cfg(not(feature = "ipc"))]
+mod detached_input;
 pub(crate) mod input;
 #[cfg(feature = "ipc")]
 pub(crate) mod line;

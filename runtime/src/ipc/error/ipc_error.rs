@@ -74,8 +74,10 @@ pub enum IpcError {
         /// Why, in words the caller (a person or a model) can act on.
         reason: String,
     },
-    /// The call was cancelled (its caller interrupted it, or it timed out)
-    /// before its handler ran: while the host's guard was deciding on it.
+    /// The call was cancelled: its caller interrupted it or went away
+    /// before its handler ran (while the host's guard was deciding on it),
+    /// or its handler did not finish within the cancel grace and was
+    /// dropped.
     Cancelled {
         /// The command.
         method: String,
@@ -135,7 +137,8 @@ impl IpcError {
     /// 70 ([`exit::SOFTWARE`], `EX_SOFTWARE`) when the response could not be
     /// encoded, 77 ([`exit::DENIED`], `EX_NOPERM`) when the call was not
     /// allowed, 124 ([`exit::TIMEOUT`]) when it ran past its timeout, 130
-    /// ([`exit::INTERRUPTED`]) when it was cancelled before its handler ran.
+    /// ([`exit::INTERRUPTED`]) when it was cancelled (before its handler ran,
+    /// or with its handler dropped after the cancel grace).
     pub fn exit_code(&self) -> i32 {
         match self {
             IpcError::UnknownMethod { .. }
