@@ -142,3 +142,21 @@ fn the_conformance_suite_passes_its_initialization_ping_and_tools_scenarios() {
         SCENARIOS.len()
     );
 }
+
+#[test]
+fn the_readme_names_exactly_the_scenarios_this_test_runs() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let start = readme
+        .find("passes these eight scenarios")
+        .expect("the README's conformance sentence");
+    let sentence = &readme[start..start + readme[start..].find("Left out").unwrap()];
+    let named: Vec<&str> = sentence
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|word| !word.contains('/') && !word.contains('.'))
+        .collect();
+    let run: Vec<&str> = SCENARIOS.iter().map(|&(scenario, _)| scenario).collect();
+    assert_eq!(named, run);
+}

@@ -1,7 +1,8 @@
 //! The audit log end to end: one record per call under load from 32
 //! shells, outcomes matching what the shells saw, the calling client's pid,
 //! secrets and tokens nowhere in the file or in error messages; a sink that
-//! fails is counted and calls go on; a slow sink loses nothing.
+//! fails is counted and calls go on; a slow sink loses nothing (how it
+//! holds the answers back, and each record's values, are `audit_values.rs`).
 
 mod common;
 
@@ -24,6 +25,8 @@ const SECRET_PIN: &str = "S3CRET-PIN-beef";
 /// How many shells the load test runs at once, and the rounds each runs.
 const SHELLS: usize = 32;
 const ROUNDS: usize = 20;
+/// How long the whole load may take on a loaded machine.
+const LOAD_PATIENCE: Duration = Duration::from_secs(600);
 
 #[test]
 #[ignore = "slow: 3,200 calls from 32 shells"]
@@ -94,8 +97,17 @@ fn run_load(env: &SandboxEnv) -> (BTreeMap<String, usize>, String) {
         .collect();
     let mut seen: BTreeMap<String, usize> = BTreeMap::new();
     let mut stderr = String::new();
+    // One deadline for the whole load, not a minute per shell counted from
+    // the same start: 32 shells share two loaded cores.
+    let deadline = std::time::Instant::now() + LOAD_PATIENCE;
     for shell in shells {
-        let (code, out, err) = finish(shell);
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        let output = common::wait_output(shell, left);
+        let (code, out, err) = (
+            output.status.code(),
+            common::text(&output.stdout),
+            common::text(&output.stderr),
+        );
         assert_eq!(code, Some(0), "{err}");
         for line in out.lines() {
             let (outcome, exit) = line.split_once(' ').unwrap();
@@ -126,7 +138,8 @@ fn check_load_records(records: &[serde_json::Value], seen: &BTreeMap<String, usi
                 .or_default() += 1;
         }
         assert_eq!(record["scope"], "load");
-        assert!(record["uid"].is_u64() && record["duration_ms"].is_u64());
+        assert_eq!(record["uid"], unsafe { libc::getuid() }, "the shells' user");
+        assert!(record["duration_ms"].is_u64(), "{record}");
     }
     assert_eq!(
         &recorded, seen,
@@ -218,7 +231,7 @@ impl AuditSink for Slow {
 }
 
 #[test]
-fn a_slow_sink_slows_the_calls_and_loses_no_record() {
+fn a_slow_sink_loses_no_record_from_four_busy_connections() {
     const CALLS: usize = 3_000;
     let records = Arc::new(Mutex::new(Vec::new()));
     let mut host = Host::start_with(IpcServer::builder().audit(Slow {

@@ -383,7 +383,11 @@ fn the_guard_denies_with_its_reason_waits_for_an_answer_and_yields_to_ctrl_c() {
         1,
         "the cancelled call never ran"
     );
-    // Its guard's wait was dropped: an answer now finds nobody waiting.
+    // Its guard's wait was dropped (the host may see the cancel after the
+    // client exits): an answer then finds nobody waiting.
+    wait_until("the guard's wait is given up", || {
+        gate.given_up.load(Ordering::SeqCst) == 1
+    });
     gate.release.add_permits(1);
     assert_eq!(gate.release.available_permits(), 1);
 }

@@ -84,6 +84,8 @@ pub fn contains(haystack: &[u8], needle: &[u8]) -> bool {
 /// it, allows the rest, and keeps every call it saw.
 pub struct Gatekeeper {
     pub waiting: Arc<AtomicU64>,
+    /// Waits given up before an answer (the call was cancelled).
+    pub given_up: Arc<AtomicU64>,
     pub release: Arc<tokio::sync::Semaphore>,
     pub seen: Arc<Mutex<Vec<CallInfo>>>,
 }
@@ -92,6 +94,7 @@ impl Gatekeeper {
     pub fn new() -> Self {
         Gatekeeper {
             waiting: Arc::new(AtomicU64::new(0)),
+            given_up: Arc::new(AtomicU64::new(0)),
             release: Arc::new(tokio::sync::Semaphore::new(0)),
             seen: Arc::default(),
         }
@@ -99,19 +102,24 @@ impl Gatekeeper {
 
     pub fn guard(&self) -> impl gangway::ipc::CallGuard {
         let waiting = self.waiting.clone();
+        let given_up = self.given_up.clone();
         let release = self.release.clone();
         let seen = self.seen.clone();
         move |call: &CallInfo| {
             seen.lock().unwrap().push(call.clone());
             let command = call.command().to_owned();
             let waiting = waiting.clone();
+            let given_up = given_up.clone();
             let release = release.clone();
             async move {
                 match command.as_str() {
                     "upper" => Decision::deny("upper is switched off on this host; use echoargs"),
                     "counter" => {
                         waiting.fetch_add(1, Ordering::SeqCst);
-                        match release.acquire().await {
+                        let mut wait = GivenUp(Some(given_up));
+                        let acquired = release.acquire().await;
+                        wait.0 = None;
+                        match acquired {
                             Ok(permit) => permit.forget(),
                             Err(_) => return Decision::deny("the approver left"),
                         }
@@ -120,6 +128,17 @@ impl Gatekeeper {
                     _ => Decision::Allow,
                 }
             }
+        }
+    }
+}
+
+/// Counts a guard's wait dropped before its answer came.
+struct GivenUp(Option<Arc<AtomicU64>>);
+
+impl Drop for GivenUp {
+    fn drop(&mut self) {
+        if let Some(count) = self.0.take() {
+            count.fetch_add(1, Ordering::SeqCst);
         }
     }
 }
