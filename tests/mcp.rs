@@ -3,9 +3,10 @@
 //! stdio: initialize, the tools and their schemas, typed calls, a stdin
 //! argument given as a string, a failing handler and a misspelt argument as
 //! `isError` results, progress notifications, and a cancelled call whose
-//! handler sees the cancellation. The same client scripts, and the
-//! TypeScript SDK's, drive the example over Streamable HTTP too
-//! (`--http 127.0.0.1:0`), where closing the session cancels its calls.
+//! handler sees the cancellation while the session is still open, a few
+//! steps in. The same client scripts, and the TypeScript SDK's, drive the
+//! example over Streamable HTTP too (`--http 127.0.0.1:0`), where closing
+//! the session cancels its calls.
 
 #[path = "peers/mcp_expected.rs"]
 mod expected;
@@ -28,26 +29,61 @@ fn example_server() -> PathBuf {
 /// What a call of a tool the server does not have answers.
 const UNKNOWN_TOOL: &str = "unknown command `reboot`; did you mean `greet`?";
 
-/// The example's countdown says on its stderr when it sees the cancel.
-fn assert_handler_saw_cancellation(stderr: &str) {
-    assert!(
-        stderr.contains("countdown: cancelled after"),
-        "the handler saw the cancellation: {stderr}"
+/// What the example's countdown writes on its stderr when it sees the
+/// cancel: `countdown: cancelled after <steps> steps`.
+const CANCELLED: &str = "countdown: cancelled after ";
+
+/// The options that make a client script keep its session open, once it
+/// has abandoned the slow countdown, until the handler says (in
+/// `server_stderr`) that it saw the cancel.
+fn witness_args(server_stderr: &std::path::Path) -> [std::ffi::OsString; 3] {
+    [
+        "--cancel-witness".into(),
+        server_stderr.into(),
+        CANCELLED.into(),
+    ]
+}
+
+/// The client saw the handler see its cancel while the session was still
+/// open (so the cancel was `notifications/cancelled`, not the session's
+/// end), and the countdown stopped early: the client gave up after 0.5 s
+/// of 50 ms steps (about 10), where the whole countdown is 200.
+fn assert_cancelled_early(seen: &serde_json::Value, stderr: &str) {
+    assert_eq!(
+        seen["cancel_seen"], true,
+        "the handler saw the cancel while the session was open: {stderr}"
     );
+    let steps: u64 = stderr
+        .split(CANCELLED)
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|steps| steps.parse().ok())
+        .unwrap_or_else(|| panic!("the handler saw the cancellation: {stderr}"));
+    assert!(
+        steps < 100,
+        "cancelled after {steps} of 200 steps, not early"
+    );
+}
+
+/// Runs `script` with `program` against the example on stdio, its stderr
+/// in a file, and checks what the client saw.
+fn drive_over_stdio(program: &str, script: &str, sdk: expected::Sdk) {
+    let dir = tempfile::tempdir().unwrap();
+    let server_stderr = dir.path().join("server.stderr");
+    let mut args = vec!["--server-stderr".into(), server_stderr.clone().into()];
+    args.extend(witness_args(&server_stderr));
+    args.push(example_server().into());
+    let (seen, _) = expected::drive(program, script, &args);
+    expected::check(&seen, "gangway-example", sdk, UNKNOWN_TOOL);
+    let stderr = std::fs::read_to_string(&server_stderr).unwrap();
+    assert_cancelled_early(&seen, &stderr);
 }
 
 #[test]
 #[ignore = "needs python3 with the mcp SDK"]
 fn the_python_sdk_lists_calls_follows_and_cancels_tools() {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers/mcp_client.py");
-    let (seen, stderr) = expected::drive("python3", script, &[example_server().into()]);
-    expected::check(
-        &seen,
-        "gangway-example",
-        expected::Sdk::Python,
-        UNKNOWN_TOOL,
-    );
-    assert_handler_saw_cancellation(&stderr);
+    drive_over_stdio("python3", script, expected::Sdk::Python);
 }
 
 #[test]
@@ -57,14 +93,7 @@ fn the_typescript_sdk_lists_calls_follows_and_cancels_tools() {
         env!("CARGO_MANIFEST_DIR"),
         "/tests/peers/node/mcp_client.mjs"
     );
-    let (seen, stderr) = expected::drive("node", script, &[example_server().into()]);
-    expected::check(
-        &seen,
-        "gangway-example",
-        expected::Sdk::TypeScript,
-        UNKNOWN_TOOL,
-    );
-    assert_handler_saw_cancellation(&stderr);
+    drive_over_stdio("node", script, expected::Sdk::TypeScript);
 }
 
 /// Wait until cancelled; write a lot first.
@@ -162,16 +191,19 @@ fn http_args(server: &HttpExample) -> [std::ffi::OsString; 4] {
 }
 
 /// `examples/mcp.rs --http 127.0.0.1:0` running, with the URL it printed
-/// and what it writes on stderr gathered; killed when dropped.
+/// and what it writes on stderr gathered (also into a file, for a peer to
+/// watch); killed when dropped.
 struct HttpExample {
     child: std::process::Child,
     url: String,
     stderr: std::sync::Arc<std::sync::Mutex<String>>,
+    stderr_file: std::path::PathBuf,
+    _dir: tempfile::TempDir,
 }
 
 impl HttpExample {
     fn start() -> Self {
-        use std::io::BufRead;
+        use std::io::{BufRead, Write};
         let mut child = std::process::Command::new(example_server())
             .args(["--http", "127.0.0.1:0"])
             .env("MCP_TOKEN", EXAMPLE_TOKEN)
@@ -179,6 +211,9 @@ impl HttpExample {
             .stderr(std::process::Stdio::piped())
             .spawn()
             .expect("the example starts");
+        let dir = tempfile::tempdir().unwrap();
+        let stderr_file = dir.path().join("server.stderr");
+        let mut file = std::fs::File::create(&stderr_file).unwrap();
         let stderr = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
         let (url_tx, url_rx) = std::sync::mpsc::channel();
         let lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
@@ -188,6 +223,7 @@ impl HttpExample {
                 if let Some(url) = line.strip_prefix("mcp example: serving MCP on ") {
                     let _ = url_tx.send(url.to_owned());
                 }
+                let _ = writeln!(file, "{line}");
                 let mut gathered = gathered.lock().unwrap();
                 gathered.push_str(&line);
                 gathered.push('\n');
@@ -196,7 +232,13 @@ impl HttpExample {
         let url = url_rx
             .recv_timeout(std::time::Duration::from_secs(30))
             .expect("the example prints the URL it serves");
-        HttpExample { child, url, stderr }
+        HttpExample {
+            child,
+            url,
+            stderr,
+            stderr_file,
+            _dir: dir,
+        }
     }
 
     /// What the example wrote on stderr so far, once `wanted` is in it
@@ -211,6 +253,17 @@ impl HttpExample {
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
     }
+
+    /// Runs `script` with `program` against this server, the client
+    /// keeping its session open until the handler saw the cancel, and
+    /// checks what it saw.
+    fn drive(&self, program: &str, script: &str, sdk: expected::Sdk) {
+        let mut args: Vec<std::ffi::OsString> = witness_args(&self.stderr_file).into();
+        args.extend(http_args(self));
+        let (seen, _) = expected::drive(program, script, &args);
+        expected::check(&seen, "gangway-example", sdk, UNKNOWN_TOOL);
+        assert_cancelled_early(&seen, &self.stderr_once(CANCELLED));
+    }
 }
 
 impl Drop for HttpExample {
@@ -223,34 +276,18 @@ impl Drop for HttpExample {
 #[test]
 #[ignore = "needs python3 with the mcp SDK"]
 fn the_python_sdk_drives_the_example_over_streamable_http() {
-    let server = HttpExample::start();
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers/mcp_client.py");
-    let (seen, _) = expected::drive("python3", script, &http_args(&server));
-    expected::check(
-        &seen,
-        "gangway-example",
-        expected::Sdk::Python,
-        UNKNOWN_TOOL,
-    );
-    assert_handler_saw_cancellation(&server.stderr_once("countdown: cancelled after"));
+    HttpExample::start().drive("python3", script, expected::Sdk::Python);
 }
 
 #[test]
 #[ignore = "needs node with the TypeScript MCP SDK"]
 fn the_typescript_sdk_drives_the_example_over_streamable_http() {
-    let server = HttpExample::start();
     let script = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/tests/peers/node/mcp_client.mjs"
     );
-    let (seen, _) = expected::drive("node", script, &http_args(&server));
-    expected::check(
-        &seen,
-        "gangway-example",
-        expected::Sdk::TypeScript,
-        UNKNOWN_TOOL,
-    );
-    assert_handler_saw_cancellation(&server.stderr_once("countdown: cancelled after"));
+    HttpExample::start().drive("node", script, expected::Sdk::TypeScript);
 }
 
 #[test]
@@ -262,15 +299,22 @@ fn closing_an_http_session_cancels_its_calls_at_once() {
         "/tests/peers/node/mcp_session_close.mjs"
     );
     let (seen, _) = expected::drive("node", script, &http_args(&server));
-    assert_eq!(seen["terminated"], true);
-    let stderr = server.stderr_once("countdown: cancelled after");
+    // rmcp answers a `DELETE` it served 202; the closed session's id is
+    // then unknown (404), as the spec has it.
+    assert_eq!(seen["delete_status"], 202, "{seen}");
+    assert_eq!(seen["status_after"], 404, "{seen}");
+    let closed_at = seen["progress_at_close"].as_u64().expect("progress came");
+    let stderr = server.stderr_once(CANCELLED);
     let steps: u64 = stderr
-        .split("countdown: cancelled after ")
+        .split(CANCELLED)
         .nth(1)
         .and_then(|rest| rest.split(' ').next())
         .and_then(|steps| steps.parse().ok())
         .unwrap_or_else(|| panic!("the handler saw the cancellation: {stderr}"));
-    // 0.3 s of 50 ms steps before the `DELETE`; rmcp alone would let the
-    // call run 5 s more (100 steps).
-    assert!(steps < 30, "cancelled after {steps} steps, not at once");
+    // 50 ms steps: rmcp alone would let the call run 5 s (100 steps) past
+    // the `DELETE`.
+    assert!(
+        steps < closed_at + 50,
+        "cancelled after {steps} steps, closed at {closed_at}: not at once"
+    );
 }

@@ -155,6 +155,10 @@ async fn a_cancelled_call_is_recorded_cancelled_and_every_record_is_written_when
     assert_eq!(records[0]["command"], "countdown");
     assert_eq!(records[0]["outcome"], "cancelled", "{:?}", records[0]);
     assert!(records[0]["exit"].is_null(), "{:?}", records[0]);
+    // Cancelled by the client's cancel, with the session open: long before
+    // its 1000 steps of 10 ms were done.
+    let took = records[0]["duration_ms"].as_u64().unwrap();
+    assert!(took < 5_000, "cancelled after {took} ms: {:?}", records[0]);
     // Calls made just before the session ends are in the log once serving
     // has returned, with no wait.
     for id in 2..12 {

@@ -1,8 +1,10 @@
 //! `McpServer::serve_http`'s gate: a bearer token the client must send
-//! (401 without it, the Python SDK served with it; no token, no start,
-//! unless loopback is opted into), the one path it answers on, a browser
-//! origin other than loopback refused, and a non-loopback address (or a
-//! blank token) refused unless allowed.
+//! (401 without it, a session started with it; no token, no start, unless
+//! loopback is opted into), the one path it answers on, a browser origin
+//! other than loopback (or a `Host` other than loopback's) refused while a
+//! loopback page is served, and a non-loopback address (or a blank token)
+//! refused unless allowed. Each session has its own calls: a cancel or the
+//! end of one session stops none of another's (the TypeScript SDK).
 
 #[path = "peers/mcp_expected.rs"]
 mod expected;
@@ -35,14 +37,13 @@ fn example_commands() -> McpServer {
     McpServer::new(commands::router()).with_server_info("gangway-example", "1")
 }
 
-/// The status line and headers, and body, of one `POST` to `path` with
-/// `extra` headers.
-fn post(address: SocketAddr, path: &str, extra: &str) -> String {
-    let body = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+/// The status line and headers, and body, of one `POST` of `body` to
+/// `path` naming `host`, with `extra` headers.
+fn send(address: SocketAddr, path: &str, host: &str, extra: &str, body: &str) -> String {
     let mut stream = TcpStream::connect(address).unwrap();
     write!(
         stream,
-        "POST {path} HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\n\
+        "POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n\
          Accept: application/json, text/event-stream\r\n{extra}Content-Length: {}\r\n\
          Connection: close\r\n\r\n{body}",
         body.len()
@@ -51,6 +52,32 @@ fn post(address: SocketAddr, path: &str, extra: &str) -> String {
     let mut answer = String::new();
     stream.read_to_string(&mut answer).unwrap();
     answer
+}
+
+/// The answer to a `ping` (outside any session) `POST`ed to `path` with
+/// `extra` headers.
+fn post(address: SocketAddr, path: &str, extra: &str) -> String {
+    let ping = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    send(address, path, &address.to_string(), extra, ping)
+}
+
+/// An MCP `initialize` request.
+const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+
+/// The answer to an `initialize` `POST`ed to `/mcp` with `extra` headers.
+fn initialize(address: SocketAddr, extra: &str) -> String {
+    send(address, "/mcp", &address.to_string(), extra, INITIALIZE)
+}
+
+/// `answer` is a session's start: `200 OK`, and the `initialize` result
+/// naming the example server.
+fn assert_served(answer: &str) {
+    assert!(answer.starts_with("HTTP/1.1 200 OK\r\n"), "{answer}");
+    assert!(
+        answer.contains(r#""id":1,"result":{"#)
+            && answer.contains(r#""serverInfo":{"name":"gangway-example""#),
+        "{answer}"
+    );
 }
 
 #[test]
@@ -72,10 +99,13 @@ fn a_request_without_the_bearer_token_is_unauthorized() {
             "{extra}: {answer}"
         );
     }
-    // The token lets the request through to MCP (which wants `initialize`
-    // first), and only `/mcp` is served.
+    // The token lets the request through to MCP, which answers it; and
+    // only `/mcp` is served.
+    assert_served(&initialize(address, "Authorization: Bearer s3cret\r\n"));
+    // A request outside a session reaches MCP too, which wants one.
     let answer = post(address, "/mcp", "Authorization: Bearer s3cret\r\n");
-    assert!(!answer.starts_with("HTTP/1.1 401"), "{answer}");
+    assert!(answer.starts_with("HTTP/1.1 400 "), "{answer}");
+    assert!(answer.contains("Session ID is required"), "{answer}");
     // A browser page from elsewhere is refused even with the token.
     let answer = post(
         address,
@@ -137,14 +167,11 @@ async fn without_a_bearer_token_serving_refuses_to_start_unless_loopback_is_opte
             .allow_unauthenticated()
             .serve_http_on(listener),
     );
-    let answer = tokio::task::spawn_blocking(move || post(address, "/mcp", ""))
+    let answer = tokio::task::spawn_blocking(move || initialize(address, ""))
         .await
         .unwrap();
     serving.abort();
-    assert!(
-        !answer.starts_with("HTTP/1.1 401") && !answer.starts_with("HTTP/1.1 403"),
-        "{answer}"
-    );
+    assert_served(&answer);
 }
 
 #[test]
@@ -219,14 +246,95 @@ async fn a_non_loopback_address_is_refused_unless_allowed() {
     );
     let address: SocketAddr = ([127, 0, 0, 1], port).into();
     let answer = tokio::task::spawn_blocking(move || {
-        post(address, "/mcp", "Authorization: Bearer s3cret\r\n")
+        initialize(address, "Authorization: Bearer s3cret\r\n")
     })
     .await
     .unwrap();
-    assert!(answer.starts_with("HTTP/1.1 "), "{answer}");
-    assert!(
-        !answer.starts_with("HTTP/1.1 401") && !answer.starts_with("HTTP/1.1 403"),
-        "{answer}"
-    );
     serving.abort();
+    assert_served(&answer);
+}
+
+#[test]
+fn a_loopback_page_is_served_and_a_page_or_host_from_elsewhere_refused() {
+    let (_runtime, address) = serve(example_commands().bearer_token("s3cret"));
+    let (_remote_runtime, remote) =
+        serve(example_commands().allow_remote(true).bearer_token("s3cret"));
+    let token = "Authorization: Bearer s3cret\r\n";
+    for server in [address, remote] {
+        // A browser page served from this machine, any port or none.
+        for origin in [
+            "http://localhost:5173",
+            "http://localhost",
+            "http://127.0.0.1:8080",
+            "https://[::1]:8443",
+        ] {
+            let answer = initialize(server, &format!("{token}Origin: {origin}\r\n"));
+            assert_served(&answer);
+        }
+        // One from elsewhere, a name that merely starts like loopback's, or
+        // an opaque origin (a sandboxed frame's): refused, even with the token.
+        for origin in [
+            "http://evil.example",
+            "http://localhost.evil.example",
+            "http://127.0.0.1.evil.example:8080",
+            "null",
+        ] {
+            let answer = initialize(server, &format!("{token}Origin: {origin}\r\n"));
+            assert!(answer.starts_with("HTTP/1.1 403 "), "{origin}: {answer}");
+            assert!(answer.contains("Origin header is not allowed"), "{answer}");
+        }
+    }
+    // A request naming a host other than loopback (DNS rebinding from a
+    // page that sends no `Origin`) is refused on loopback, and served once
+    // remote clients are allowed.
+    for host in ["evil.example", "evil.example:80"] {
+        let answer = send(address, "/mcp", host, token, INITIALIZE);
+        assert!(answer.starts_with("HTTP/1.1 403 "), "{host}: {answer}");
+        assert!(answer.contains("Host header is not allowed"), "{answer}");
+        assert_served(&send(remote, "/mcp", host, token, INITIALIZE));
+    }
+    assert_served(&send(address, "/mcp", "localhost", token, INITIALIZE));
+}
+
+#[test]
+#[ignore = "needs node with the TypeScript MCP SDK"]
+fn each_http_session_has_its_own_calls_cancels_and_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let audit = dir.path().join("audit.jsonl");
+    let (_runtime, address) = serve(
+        example_commands()
+            .bearer_token("s3cret")
+            .audit(gangway::ipc::AuditLog::jsonl(&audit).unwrap()),
+    );
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/peers/node/mcp_sessions.mjs"
+    );
+    let (seen, _) = expected::drive(
+        "node",
+        script,
+        &[
+            "--cancel-witness".into(),
+            audit.clone().into(),
+            r#""outcome":"cancelled""#.into(),
+            "--url".into(),
+            format!("http://{address}/mcp").into(),
+            "--token".into(),
+            "s3cret".into(),
+        ],
+    );
+    // Each cancel stopped one handler, in its own session; the other
+    // session's call ran on through both, and its session still served.
+    assert_eq!(
+        seen,
+        serde_json::json!({
+            "distinct_sessions": true,
+            "same_request_id": true,
+            "cancelled_after_a_cancel": 1,
+            "a_delete_status": 202,
+            "cancelled_after_a_closed": 2,
+            "b_greets": "hello b",
+            "cancelled_in_the_end": 3,
+        })
+    );
 }

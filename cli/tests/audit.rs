@@ -212,8 +212,18 @@ fn failing_sink(panics: bool) {
         client.call_raw("ping", &[0x80]).unwrap();
     }
     drop(client);
-    host.runtime
+    let report = host
+        .runtime
         .block_on(server.shutdown(Duration::from_secs(5)));
+    assert_eq!(
+        (
+            report.abandoned_calls,
+            report.audit_errors,
+            report.audit_unwritten
+        ),
+        (0, 5, 0),
+        "the five lost records are in the report: {report:?}"
+    );
     assert_eq!(taken.load(Ordering::SeqCst), 3, "the sink works again");
 }
 
@@ -254,8 +264,10 @@ fn a_slow_sink_loses_no_record_from_four_busy_connections() {
         caller.join().unwrap();
     }
     let server = host.server.take().unwrap();
-    host.runtime
+    let report = host
+        .runtime
         .block_on(server.shutdown(Duration::from_secs(30)));
+    assert_eq!((report.audit_errors, report.audit_unwritten), (0, 0));
     let records = records.lock().unwrap();
     assert_eq!(records.len(), CALLS, "every call has its record");
     assert!(records.iter().all(|r| r.command.as_deref() == Some("ping")));

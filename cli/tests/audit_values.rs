@@ -48,7 +48,7 @@ fn run_call(host: &Host, words: &[&str], stdin: Option<&[u8]>) -> (u32, Option<i
     (pid, code, err)
 }
 
-fn record_of<'a>(records: &'a [serde_json::Value], pid: u32) -> &'a serde_json::Value {
+fn record_of(records: &[serde_json::Value], pid: u32) -> &serde_json::Value {
     records
         .iter()
         .find(|record| record["pid"] == pid)

@@ -436,16 +436,17 @@ fn calls_waiting_to_start_at_shutdown_are_told_they_did_not_start() {
     wait_until("the first call runs", || {
         host.tally.waits_started.load(Ordering::SeqCst) == 1
     });
-    let waiting = {
-        let client = client.clone();
-        host.runtime
-            .spawn(async move { client.call_argv("ping", none, None).await })
-    };
-    std::thread::sleep(Duration::from_millis(100));
+    let waiting = host
+        .runtime
+        .block_on(client.call_argv_streaming("ping", none, None))
+        .unwrap();
+    // The host answers frames in the order they come: once it answered a
+    // list sent after the ping, it has read the ping, which waits to start.
+    host.runtime.block_on(client.list()).unwrap();
     let server = host.server.take().unwrap();
     host.runtime
         .block_on(server.shutdown(Duration::from_millis(300)));
-    let error = host.runtime.block_on(waiting).unwrap().unwrap_err();
+    let error = host.runtime.block_on(waiting.finish()).unwrap_err();
     let remote = error.remote().expect("an answer from the host");
     assert_eq!((remote.kind.as_str(), remote.exit), ("busy", 69));
     assert!(
@@ -455,4 +456,29 @@ fn calls_waiting_to_start_at_shutdown_are_told_they_did_not_start() {
     );
     // The call that was running was abandoned at the deadline.
     assert!(host.runtime.block_on(running).unwrap().is_err());
+}
+
+#[test]
+fn a_handler_that_keeps_its_context_sees_shutdown_when_the_server_stops() {
+    use common::process::{finish, spawn};
+    use gangway::ipc::CancelReason;
+    let (mut host, probes) = common::streaming::probed_host(
+        IpcServer::builder(),
+        common::Style::Scripts,
+        Duration::from_millis(300),
+    );
+    let caller = spawn(host.shell_command(&["sh"], "keep", &[]));
+    wait_until("the handler started", || probes.kept.count() == 1);
+    let kept = probes.kept.get(0);
+    assert_eq!(kept.cancel_reason(), None);
+    let server = host.server.take().unwrap();
+    let report = host
+        .runtime
+        .block_on(server.shutdown(Duration::from_millis(100)));
+    assert_eq!(report.abandoned_calls, 1);
+    // The handler is gone; the context it kept says why.
+    wait_until("the kept context cancelled", || kept.is_cancelled());
+    assert_eq!(kept.cancel_reason(), Some(CancelReason::Shutdown));
+    let (code, stdout, stderr) = finish(caller);
+    assert_eq!((code, stdout.as_str()), (Some(69), ""), "{stderr}");
 }

@@ -4,6 +4,14 @@ MCP server started as `argv[1:]` over stdio, or the one at the URL of
 `--url <url> [--token <bearer token>]` over Streamable HTTP, and printing what
 it saw as one JSON object on stdout for the Rust test to check.
 
+Options before the server: `--server-stderr <file>` sends a stdio server's
+standard error to the file (appended); `--cancel-witness <file> <sign>`
+makes the client, once it has abandoned the slow call, keep the session
+open until `<sign>` appears in `<file>` (where the server, or its host,
+says that the handler saw the cancel), and report whether it did
+(`cancel_seen`): so the cancel seen is the `notifications/cancelled` one,
+not the session's end.
+
 It initializes, lists the tools (validating every inputSchema and
 outputSchema as JSON Schema 2020-12 and looking for null unions and `$ref`),
 calls a command with a typed result (its structuredContent validated against
@@ -22,7 +30,8 @@ import contextlib
 
 import anyio
 import jsonschema
-from mcp import ClientSession, StdioServerParameters
+from mcp import ClientSession, MCPError, StdioServerParameters
+from mcp.types import REQUEST_TIMEOUT
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 
@@ -56,18 +65,54 @@ def schema_problems(schema):
     return problems
 
 
+# How long the client waits for the server to say its handler saw the cancel:
+# only a failure waits this long.
+CANCEL_PATIENCE = 20
+
+
+def options(argv):
+    """The options before the server's arguments, and those arguments."""
+    found = {}
+    while argv[:1] in (["--server-stderr"], ["--cancel-witness"]):
+        if argv[0] == "--server-stderr":
+            found["server_stderr"], argv = argv[1], argv[2:]
+        else:
+            found["witness"], argv = (argv[1], argv[2]), argv[3:]
+    return found, argv
+
+
 async def main():
     with anyio.fail_after(60):  # a hung server fails the test, not hangs it
         await session_steps()
 
 
+async def witnessed(witness):
+    """Whether the sign shows up in the witness file within the patience."""
+    path, sign = witness
+    with anyio.move_on_after(CANCEL_PATIENCE):
+        while True:
+            try:
+                with open(path, encoding="utf-8", errors="replace") as file:
+                    if sign in file.read():
+                        return True
+            except FileNotFoundError:
+                pass
+            await anyio.sleep(0.02)
+    return False
+
+
 @contextlib.asynccontextmanager
-async def connect(argv):
+async def connect(argv, server_stderr=None):
     """The streams to the server `argv` names: a command, or `--url`."""
     if argv[:1] != ["--url"]:
         server = StdioServerParameters(command=argv[0], args=argv[1:])
-        async with stdio_client(server) as streams:
-            yield streams
+        if server_stderr is None:
+            async with stdio_client(server) as streams:
+                yield streams
+            return
+        with open(server_stderr, "a", encoding="utf-8") as errlog:
+            async with stdio_client(server, errlog=errlog) as streams:
+                yield streams
         return
     url = argv[1]
     headers = {}
@@ -80,7 +125,8 @@ async def connect(argv):
 
 async def session_steps():
     seen = {}
-    async with connect(sys.argv[1:]) as (read, write):
+    found, argv = options(sys.argv[1:])
+    async with connect(argv, found.get("server_stderr")) as (read, write):
         async with ClientSession(read, write) as session:
             init = await session.initialize()
             seen["server"] = init.server_info.name
@@ -160,8 +206,16 @@ async def session_steps():
                     "countdown", {"from": 200, "step_ms": 50}, read_timeout_seconds=0.5
                 )
                 seen["abandoned"] = "answered"
-            except Exception as error:  # the SDK's timeout error
-                seen["abandoned"] = type(error).__name__
+            except MCPError as error:
+                # The SDK's own timeout, and no other failure (an error the
+                # server answered would have its own code).
+                if error.code == REQUEST_TIMEOUT and error.message == "Request 'tools/call' timed out":
+                    seen["abandoned"] = "MCPError"
+                else:
+                    seen["abandoned"] = f"MCPError {error.code}: {error.message}"
+            if "witness" in found:
+                # The session stays open meanwhile: only the cancel can stop it.
+                seen["cancel_seen"] = await witnessed(found["witness"])
             # The server still answers after a cancelled call.
             after = await session.call_tool("greet", {"name": "bob"})
             seen["after"] = [after.is_error, text_of(after)]

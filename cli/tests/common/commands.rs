@@ -1,10 +1,12 @@
 //! The test host's commands: arguments of every kind (`echoargs`,
 //! `search`), state kept across calls (`counter`), stdin (`cat`, `upper`,
 //! `note`, `bytes`), failures, cancellation (`hang`, `linger`), long and
-//! large calls (`sleep`, `repeat`), output shapes, and secret arguments.
+//! large calls (`sleep`, `repeat`), output shapes, secret arguments, and
+//! handlers that keep their call's context for the test to read (`keep`,
+//! and `by_hand`, an `IpcCommand` written without the derive).
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use gangway::ipc::CommandResult;
 use gangway::{ArgEnum, IpcCommand};
@@ -402,5 +404,113 @@ pub struct Login {
 impl Login {
     async fn handle(&mut self) -> String {
         format!("welcome, {}", self.user)
+    }
+}
+
+/// Call contexts a handler kept, for the test to read how (and whether)
+/// each call was cancelled, after the handler is gone too.
+#[derive(Clone, Default)]
+pub struct Kept(Arc<Mutex<Vec<gangway::ipc::CallContext>>>);
+
+impl Kept {
+    /// How many contexts were kept: how many calls began.
+    pub fn count(&self) -> usize {
+        self.0.lock().unwrap().len()
+    }
+
+    /// The `index`th context kept.
+    pub fn get(&self, index: usize) -> gangway::ipc::CallContext {
+        self.0.lock().unwrap()[index].clone()
+    }
+
+    /// Why the `index`th call was cancelled, if it was.
+    pub fn reason(&self, index: usize) -> Option<gangway::ipc::CancelReason> {
+        self.get(index).cancel_reason()
+    }
+
+    fn push(&self, context: gangway::ipc::CallContext) {
+        self.0.lock().unwrap().push(context);
+    }
+}
+
+/// What a [`Hook`] runs.
+type HookFn = Arc<dyn Fn() + Send + Sync>;
+
+/// Something a test runs in a handler as it begins (nothing until set).
+#[derive(Clone, Default)]
+pub struct Hook(Arc<Mutex<Option<HookFn>>>);
+
+impl Hook {
+    /// Runs `hook` in each handler from now on.
+    pub fn set(&self, hook: impl Fn() + Send + Sync + 'static) {
+        *self.0.lock().unwrap() = Some(Arc::new(hook));
+    }
+
+    fn run(&self) {
+        let hook = self.0.lock().unwrap().clone();
+        if let Some(hook) = hook {
+            hook();
+        }
+    }
+}
+
+/// Keep a clone of the call's context, run the test's hook, and wait
+/// until the call is cancelled (`stubborn`: an hour first, ignoring it).
+#[derive(Clone, Serialize, IpcCommand)]
+#[ipc(name = "keep", response = String)]
+pub struct Keep {
+    /// Ignore the cancellation: keep going past the cancel grace.
+    pub stubborn: bool,
+    #[ipc(context)]
+    #[serde(skip)]
+    pub ctx: gangway::ipc::CallContext,
+    #[ipc(state)]
+    #[serde(skip)]
+    pub kept: Kept,
+    #[ipc(state)]
+    #[serde(skip)]
+    pub hook: Hook,
+}
+
+impl Keep {
+    async fn handle(&mut self) -> String {
+        self.kept.push(self.ctx.clone());
+        self.hook.run();
+        if self.stubborn {
+            tokio::time::sleep(std::time::Duration::from_secs(3600)).await;
+        }
+        self.ctx.cancelled().await;
+        format!("{:?}", self.ctx.cancel_reason())
+    }
+}
+
+/// `keep` without the derive: an `IpcCommand` written by hand, which finds
+/// its context with `CallContext::current()`.
+#[derive(Clone, Serialize)]
+pub struct ByHand {
+    #[serde(skip)]
+    pub kept: Kept,
+}
+
+impl gangway::ipc::IpcCommand for ByHand {
+    type Response = String;
+
+    fn name(&self) -> String {
+        "by_hand".to_owned()
+    }
+
+    fn apply_args(&mut self, params: &[u8]) -> Result<(), rmp_serde::decode::Error> {
+        // No arguments: whatever came (an empty map, or nothing) is ignored.
+        if !params.is_empty() {
+            rmp_serde::from_slice::<serde::de::IgnoredAny>(params)?;
+        }
+        Ok(())
+    }
+
+    async fn handle(&mut self) -> String {
+        let ctx = gangway::ipc::CallContext::current();
+        self.kept.push(ctx.clone());
+        ctx.cancelled().await;
+        format!("{:?}", ctx.cancel_reason())
     }
 }

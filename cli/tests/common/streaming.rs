@@ -1,13 +1,19 @@
-//! Test commands for long calls: streamed output (`lines`, `generate`),
-//! streamed input (`sum`), and progress (`work`).
+//! Test commands for long calls: streamed output (`lines`, `generate`,
+//! `flood`, `chatter`), streamed input (`sum`, `drip`), and progress
+//! (`work`, `spin`); and a host serving them beside the usual router, with
+//! the probes the tests watch them through.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 use gangway::IpcCommand;
-use gangway::ipc::{CallContext, CommandResult, InputStream};
+use gangway::ipc::{CallContext, CommandResult, InputStream, IpcServerBuilder};
 use serde::{Deserialize, Serialize};
 use tokio::sync::Semaphore;
+
+pub use super::commands::{ByHand, Hook, Keep, Kept};
+use super::{GANGWAY_CLIENT, Host, Style, Tally};
 
 /// What a held handler waits on until the test opens it, once per open.
 #[derive(Clone)]
@@ -23,6 +29,11 @@ impl Gate {
     /// Lets one waiting handler go on.
     pub fn open(&self) {
         self.0.add_permits(1);
+    }
+
+    /// Lets `n` waiting handlers (or later waits) go on.
+    pub fn open_many(&self, n: usize) {
+        self.0.add_permits(n);
     }
 
     async fn wait(&self) {
@@ -161,4 +172,221 @@ impl Work {
         }
         "done".to_owned()
     }
+}
+
+/// What `drip` shows the test: the bytes its handler has read, and how
+/// many times it has stopped to wait on its gate.
+#[derive(Clone, Default)]
+pub struct DripProbe {
+    pub read: Arc<AtomicU64>,
+    pub holds: Arc<AtomicU64>,
+    pub gate: Gate,
+}
+
+/// Read the input as `sum` does, stopping on the gate after the first
+/// chunk and again each time another `step` bytes have been read.
+#[derive(Clone, Serialize, Deserialize, IpcCommand)]
+#[ipc(name = "drip", response = CommandResult<String>)]
+pub struct Drip {
+    #[ipc(positional)]
+    pub step: u64,
+    /// The input.
+    #[ipc(stdin)]
+    pub input: InputStream,
+    #[ipc(state)]
+    #[serde(skip)]
+    pub probe: DripProbe,
+}
+
+impl Drip {
+    async fn handle(&mut self) -> CommandResult<String> {
+        let (mut length, mut hash) = (0u64, FNV_START);
+        let mut next_hold = 0;
+        while let Some(chunk) = self.input.next_chunk().await? {
+            length += chunk.len() as u64;
+            hash = fnv1a(hash, &chunk);
+            self.probe.read.store(length, Ordering::SeqCst);
+            if length >= next_hold {
+                next_hold = (length / self.step.max(1) + 1) * self.step.max(1);
+                self.probe.holds.fetch_add(1, Ordering::SeqCst);
+                self.probe.gate.wait().await;
+            }
+        }
+        Ok(format!("{length} {hash:016x}"))
+    }
+}
+
+/// Write `bytes` bytes of `x` in 64 KiB chunks, counting in `written` the
+/// bytes each write handed over.
+#[derive(Clone, Serialize, IpcCommand)]
+#[ipc(name = "flood", response = ())]
+pub struct Flood {
+    #[ipc(positional)]
+    pub bytes: u64,
+    #[ipc(context)]
+    #[serde(skip)]
+    pub ctx: CallContext,
+    #[ipc(state)]
+    #[serde(skip)]
+    pub written: Arc<AtomicU64>,
+}
+
+impl Flood {
+    async fn handle(&mut self) {
+        let chunk = vec![b'x'; 64 * 1024];
+        let mut left = self.bytes;
+        while left > 0 {
+            let n = left.min(chunk.len() as u64) as usize;
+            if self.ctx.stdout(&chunk[..n]).await.is_err() {
+                return;
+            }
+            self.written.fetch_add(n as u64, Ordering::SeqCst);
+            left -= n as u64;
+        }
+    }
+}
+
+/// Write `[o<n>` to stdout then `e<n>]` and a newline to stderr, `times`
+/// times: read through one pipe (`2>&1`), each pair makes a line.
+#[derive(Clone, Serialize, IpcCommand)]
+#[ipc(name = "chatter", response = ())]
+pub struct Chatter {
+    #[ipc(positional)]
+    pub times: u64,
+    #[ipc(context)]
+    #[serde(skip)]
+    pub ctx: CallContext,
+}
+
+impl Chatter {
+    async fn handle(&mut self) {
+        for n in 1..=self.times {
+            if self.ctx.stdout(format!("[o{n}")).await.is_err()
+                || self.ctx.stderr(format!("e{n}]\n")).await.is_err()
+            {
+                return;
+            }
+        }
+    }
+}
+
+/// What `spin` shows the test: calls begun, and progress loops finished;
+/// and the gate each waits on before it starts reporting.
+#[derive(Clone, Default)]
+pub struct SpinProbe {
+    pub started: Arc<AtomicU64>,
+    pub spun: Arc<AtomicU64>,
+    pub gate: Gate,
+}
+
+/// Once the gate opens, report progress `times` times in a row (steps of
+/// `spinning`), then count the loop done and answer `spun`.
+#[derive(Clone, Serialize, IpcCommand)]
+#[ipc(name = "spin", response = String)]
+pub struct Spin {
+    #[ipc(positional)]
+    pub times: u64,
+    #[ipc(context)]
+    #[serde(skip)]
+    pub ctx: CallContext,
+    #[ipc(state)]
+    #[serde(skip)]
+    pub probe: SpinProbe,
+}
+
+impl Spin {
+    async fn handle(&mut self) -> String {
+        self.probe.started.fetch_add(1, Ordering::SeqCst);
+        self.probe.gate.wait().await;
+        for step in 1..=self.times {
+            self.ctx.progress(step, Some(self.times), "spinning");
+            if step % 1024 == 0 {
+                // Let the connection's writer run (on a loaded machine too).
+                tokio::task::yield_now().await;
+            }
+        }
+        self.probe.spun.fetch_add(1, Ordering::SeqCst);
+        "spun".to_owned()
+    }
+}
+
+/// What the probe commands share with a test.
+#[derive(Clone, Default)]
+pub struct Probes {
+    pub drip: DripProbe,
+    /// The bytes `flood` has handed over.
+    pub flooded: Arc<AtomicU64>,
+    pub spin: SpinProbe,
+    /// The contexts of `keep` calls, in the order they began.
+    pub kept: Kept,
+    /// What `keep` runs as it begins.
+    pub hook: Hook,
+    /// The contexts `by_hand` calls found with `CallContext::current()`.
+    pub by_hand: Kept,
+}
+
+/// A host serving the usual router and the probe commands (`drip`,
+/// `flood`, `chatter`, `spin`, `keep`, `by_hand`), with wrappers of
+/// `style` and a cancel grace of `grace`.
+pub fn probed_host(builder: IpcServerBuilder, style: Style, grace: Duration) -> (Host, Probes) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let tally = Tally::default();
+    let probes = Probes::default();
+    let router = super::router(&tally)
+        .register(Drip {
+            step: 0,
+            input: InputStream::new(),
+            probe: probes.drip.clone(),
+        })
+        .register(Flood {
+            bytes: 0,
+            ctx: CallContext::detached(),
+            written: probes.flooded.clone(),
+        })
+        .register(Chatter {
+            times: 0,
+            ctx: CallContext::detached(),
+        })
+        .register(Spin {
+            times: 0,
+            ctx: CallContext::detached(),
+            probe: probes.spin.clone(),
+        })
+        .register(Keep {
+            stubborn: false,
+            ctx: CallContext::detached(),
+            kept: probes.kept.clone(),
+            hook: probes.hook.clone(),
+        })
+        .register(ByHand {
+            kept: probes.by_hand.clone(),
+        });
+    let wrappers = tempfile::tempdir().unwrap();
+    gangway_codegen::write_wrappers_with(
+        &router.manifest(),
+        wrappers.path(),
+        &style.wrapper_style(),
+    )
+    .unwrap();
+    let server = runtime
+        .block_on(
+            builder
+                .cancel_grace(grace)
+                .client_bin(GANGWAY_CLIENT)
+                .wrapper_dir(wrappers.path())
+                .start(router),
+        )
+        .unwrap();
+    let host = Host {
+        runtime,
+        server: Some(server),
+        wrappers,
+        tally,
+        style,
+    };
+    (host, probes)
 }

@@ -6,11 +6,15 @@
 // printing what it saw as one JSON object on stdout for the Rust test to
 // check: the same steps as mcp_client.py (every inputSchema and
 // outputSchema compiled as JSON Schema 2020-12; a typed result's
-// structuredContent validated).
+// structuredContent validated), with the same options before the server
+// (`--server-stderr <file>`, `--cancel-witness <file> <sign>`).
 
+import { openSync, readFileSync } from "node:fs";
+import { setTimeout as sleep } from "node:timers/promises";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import Ajv2020 from "ajv/dist/2020.js";
 
 // A hung server fails the test, not hangs it.
@@ -19,15 +23,50 @@ setTimeout(() => {
   process.exit(1);
 }, 60_000).unref();
 
+// The options before the server's arguments, and those arguments.
+const options = (argv) => {
+  const found = {};
+  for (;;) {
+    if (argv[0] === "--server-stderr") {
+      found.serverStderr = argv[1];
+      argv = argv.slice(2);
+    } else if (argv[0] === "--cancel-witness") {
+      found.witness = { path: argv[1], sign: argv[2] };
+      argv = argv.slice(3);
+    } else {
+      return [found, argv];
+    }
+  }
+};
+const [found, serverArgv] = options(process.argv.slice(2));
+
 const connect = (argv) => {
   if (argv[0] !== "--url") {
     const [command, ...args] = argv;
-    return new StdioClientTransport({ command, args, stderr: "inherit" });
+    const stderr = found.serverStderr ? openSync(found.serverStderr, "a") : "inherit";
+    return new StdioClientTransport({ command, args, stderr });
   }
   const headers = argv[2] === "--token" ? { Authorization: `Bearer ${argv[3]}` } : {};
   return new StreamableHTTPClientTransport(new URL(argv[1]), { requestInit: { headers } });
 };
-const transport = connect(process.argv.slice(2));
+const transport = connect(serverArgv);
+
+// Whether `sign` shows up in the file at `path` within 20 s (only a
+// failure waits that long).
+const witnessed = async ({ path, sign }) => {
+  const deadline = Date.now() + 20_000;
+  while (Date.now() < deadline) {
+    let text = "";
+    try {
+      text = readFileSync(path, "utf8");
+    } catch {
+      // Not written yet.
+    }
+    if (text.includes(sign)) return true;
+    await sleep(20);
+  }
+  return false;
+};
 const client = new Client({ name: "gangway-test", version: "1.0.0" });
 await client.connect(transport);
 
@@ -116,7 +155,18 @@ try {
   await call("countdown", { from: 200, step_ms: 50 }, { signal: AbortSignal.timeout(500) });
   seen.abandoned = "answered";
 } catch (error) {
-  seen.abandoned = "aborted";
+  // The SDK rejects an aborted request with a RequestTimeout error naming
+  // the signal's reason (here the signal's own timeout), after sending
+  // `notifications/cancelled`; any other failure is not the one expected.
+  const aborted =
+    error instanceof McpError &&
+    error.code === ErrorCode.RequestTimeout &&
+    error.message === `MCP error ${ErrorCode.RequestTimeout}: TimeoutError: The operation was aborted due to timeout`;
+  seen.abandoned = aborted ? "aborted" : `unexpected: ${error}`;
+}
+if (found.witness) {
+  // The session stays open meanwhile: only the cancel can stop the call.
+  seen.cancel_seen = await witnessed(found.witness);
 }
 seen.after = await call("greet", { name: "bob" });
 await client.close();
