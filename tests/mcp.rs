@@ -312,9 +312,9 @@ fn closing_an_http_session_cancels_its_calls_at_once() {
         .and_then(|steps| steps.parse().ok())
         .unwrap_or_else(|| panic!("the handler saw the cancellation: {stderr}"));
     // 50 ms steps: rmcp alone would let the call run 5 s (100 steps) past
-    // the `DELETE`.
+    // the `DELETE`; 90 leaves a loaded machine 4.5 s to act on it.
     assert!(
-        steps < closed_at + 50,
+        steps < closed_at + 90,
         "cancelled after {steps} steps, closed at {closed_at}: not at once"
     );
 }

@@ -158,7 +158,8 @@ async fn a_cancelled_call_is_recorded_cancelled_and_every_record_is_written_when
     // Cancelled by the client's cancel, with the session open: long before
     // its 1000 steps of 10 ms were done.
     let took = records[0]["duration_ms"].as_u64().unwrap();
-    assert!(took < 5_000, "cancelled after {took} ms: {:?}", records[0]);
+    // An uncancelled countdown takes at least 10 s.
+    assert!(took < 9_000, "cancelled after {took} ms: {:?}", records[0]);
     // Calls made just before the session ends are in the log once serving
     // has returned, with no wait.
     for id in 2..12 {

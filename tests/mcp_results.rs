@@ -1,8 +1,10 @@
 //! Tool results an agent reads when a call goes wrong, served from a router
 //! in this process and forwarded to a host alike: an error result of a
 //! tool with an output schema never carries `structuredContent` (a
-//! handler's error, a bad argument, a timeout), and a command's own
-//! `#[ipc(timeout = "...")]` applies under MCP, over the server's.
+//! handler's error, a bad argument, a timeout), what the handler wrote to
+//! its stdout and stderr comes first in the text, in the order written, and
+//! a command's own `#[ipc(timeout = "...")]` applies under MCP, over the
+//! server's.
 
 #[path = "support/mcp_session.rs"]
 mod session;
@@ -22,7 +24,8 @@ struct Address {
     addr: String,
 }
 
-/// Look a name up, saying so first; fails for a name it does not know.
+/// Look a name up, saying so first (on stdout, then stderr); fails for a
+/// name it does not know.
 #[derive(Clone, serde::Serialize, gangway::IpcCommand)]
 #[ipc(response = CommandResult<Address>, output_schema)]
 struct Resolve {
@@ -37,6 +40,7 @@ struct Resolve {
 impl Resolve {
     async fn handle(&mut self) -> CommandResult<Address> {
         let _ = self.ctx.stdout(format!("looking up {}\n", self.name)).await;
+        let _ = self.ctx.stderr("(not cached)\n").await;
         if self.name == "localhost" {
             Ok(Address {
                 addr: "127.0.0.1".to_owned(),
@@ -144,11 +148,12 @@ async fn an_error_result_of_a_typed_tool_never_carries_structured_content() {
             json!({"addr": "127.0.0.1"}),
             "{how}: {found}"
         );
-        // The handler failed, after writing: what it wrote, then why.
+        // The handler failed, after writing: what it wrote (to its stdout,
+        // then its stderr, in that order), then why.
         let failed = session.call(3, "resolve", json!({"name": "nowhere"})).await;
         assert_error_without_structure(
             &failed,
-            "looking up nowhere\nresolve: nowhere is unknown",
+            "looking up nowhere\n(not cached)\nresolve: nowhere is unknown",
             how,
         );
         // A bad argument: no handler ran.

@@ -2,20 +2,16 @@
 //! scope is refused before its arguments are decoded (77, not a usage
 //! error), the guard sees the caller's pid, uid and gid over a Unix socket
 //! and no credentials over TCP (where the audit record's `pid` and `uid`
-//! are null), no token ever reaches a `tracing` event, and a connection
-//! whose scope expires answers its running call before it closes.
+//! are null), and a connection whose scope expires answers its running
+//! call before it closes.
 
 mod common;
 
-use std::fmt::Write as _;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::authority::{Gatekeeper, audited, call, records, scoped};
 use common::{Host, Style};
-use gangway::ipc::{AuditLog, IpcServer, Scope};
-use tracing::field::{Field, Visit};
-use tracing::span;
+use gangway::ipc::{IpcServer, Scope};
 
 #[test]
 fn a_call_outside_the_scope_with_bad_arguments_is_denied_not_a_usage_error() {
@@ -72,90 +68,6 @@ fn over_tcp_the_guard_and_the_audit_record_have_no_credentials() {
     );
 }
 
-/// A `tracing` subscriber keeping every event's target, message and fields.
-#[derive(Clone, Default)]
-struct Capture(Arc<Mutex<String>>);
-
-struct Fields<'a>(&'a mut String);
-
-impl Visit for Fields<'_> {
-    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
-        let _ = write!(self.0, "{}={value:?} ", field.name());
-    }
-}
-
-impl tracing::Subscriber for Capture {
-    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
-        true
-    }
-    fn new_span(&self, span: &span::Attributes<'_>) -> span::Id {
-        let mut text = self.0.lock().unwrap();
-        let _ = writeln!(text, "span {}", span.metadata().name());
-        span.record(&mut Fields(&mut text));
-        span::Id::from_u64(1)
-    }
-    fn record(&self, _: &span::Id, values: &span::Record<'_>) {
-        values.record(&mut Fields(&mut self.0.lock().unwrap()));
-    }
-    fn record_follows_from(&self, _: &span::Id, _: &span::Id) {}
-    fn event(&self, event: &tracing::Event<'_>) {
-        let mut text = self.0.lock().unwrap();
-        let _ = write!(text, "{}: ", event.metadata().target());
-        event.record(&mut Fields(&mut text));
-        text.push('\n');
-    }
-    fn enter(&self, _: &span::Id) {}
-    fn exit(&self, _: &span::Id) {}
-}
-
-#[test]
-fn no_token_reaches_a_tracing_event() {
-    let capture = Capture::default();
-    tracing::subscriber::set_global_default(capture.clone()).unwrap();
-    let host = Host::start_with(IpcServer::builder().audit(AuditLog::tracing()));
-    let server = host.server.as_ref().unwrap();
-    let kept = scoped(&host, Scope::new("kept").commands(["ping", "echoargs"]));
-    let revoked = server.scope(Scope::new("gone"));
-    let short = server.scope(Scope::new("short").expires_in(Duration::from_millis(50)));
-    let tokens = [
-        host.env().token().to_owned(),
-        kept.env.token().to_owned(),
-        revoked.token().to_owned(),
-        short.token().to_owned(),
-    ];
-    assert_eq!(call(&kept.env, &["call", "ping"]).0, Some(0));
-    assert_eq!(call(&kept.env, &["call", "echoargs", "--", "a"]).0, Some(0));
-    assert_eq!(call(&kept.env, &["call", "upper"]).0, Some(77));
-    assert!(server.revoke("gone"));
-    assert_eq!(call(&revoked, &["call", "ping"]).0, Some(77));
-    common::wait_until("the short scope expires", || {
-        server.manifest_for("short").is_none()
-    });
-    assert_eq!(call(&short, &["call", "ping"]).0, Some(77));
-    // A wrong token on the main socket: refused at its hello (69: a token
-    // the host does not know is not a sandbox it has rules for).
-    let mut wrong = common::authority::client(&host.env(), &["call", "ping"]);
-    wrong
-        .env("GANGWAY_TOKEN", "0".repeat(tokens[0].len()))
-        .env_remove("GANGWAY_TOKEN_FILE");
-    let refused = common::run(wrong, None);
-    assert_eq!(
-        refused.status.code(),
-        Some(gangway::ipc::exit::UNAVAILABLE),
-        "{}",
-        common::text(&refused.stderr)
-    );
-    drop(host);
-    let logged = capture.0.lock().unwrap().clone();
-    // Four records (the lapsed scopes' sockets are gone: their calls never
-    // reach a hello), and nothing else.
-    assert_eq!(logged.lines().count(), 4, "{logged}");
-    assert_eq!(logged.matches("gangway::audit").count(), 4, "{logged}");
-    for token in &tokens {
-        assert!(!logged.contains(token.as_str()), "a token was logged");
-    }
-}
-
 #[test]
 fn at_expiry_a_connection_answers_its_running_call_then_closes() {
     use gangway::ipc::protocol::{self, ClientFrame, HostFrame, Request};
@@ -163,11 +75,15 @@ fn at_expiry_a_connection_answers_its_running_call_then_closes() {
 
     let host = Host::start();
     let server = host.server.as_ref().unwrap();
-    let env = server.scope(Scope::new("brief").expires_in(Duration::from_millis(400)));
+    // Long enough for the call to start on a loaded machine; the test waits
+    // for the expiry anyway.
+    let env = server.scope(Scope::new("brief").expires_in(Duration::from_secs(3)));
     let gangway::ipc::Endpoint::Unix(socket) = env.endpoint() else {
         panic!("a Unix socket")
     };
     let mut raw = std::os::unix::net::UnixStream::connect(socket).unwrap();
+    // A broken host fails the test rather than hanging it.
+    raw.set_read_timeout(Some(common::PATIENCE)).unwrap();
     let welcome = common::wire::raw_hello(&mut raw, env.token());
     protocol::decode::<protocol::Welcome>(&welcome).expect("welcomed");
     let call = ClientFrame::Call(Request {

@@ -24,7 +24,16 @@ fn sources() -> String {
 }
 
 fn runtime_manifest() -> Manifest {
-    common::router(&common::Tally::default()).manifest()
+    common::streaming::derived_router(
+        &common::Tally::default(),
+        &common::streaming::Probes::default(),
+    )
+    .manifest()
+}
+
+/// How many commands the test router has: one wrapper each.
+fn commands() -> usize {
+    runtime_manifest().commands.len()
 }
 
 fn listing(dir: &Path) -> Vec<(String, String, u32)> {
@@ -72,7 +81,7 @@ fn wrappers_from_a_manifest_and_from_source_are_identical() {
     ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(
-        text(&out.stderr).contains("20 written, 0 unchanged, 0 removed"),
+        text(&out.stderr).contains(&format!("{} written, 0 unchanged, 0 removed", commands())),
         "{}",
         text(&out.stderr)
     );
@@ -118,7 +127,7 @@ fn check_reports_a_diff_and_writing_is_idempotent() {
     assert_eq!(check.status.code(), Some(0), "{}", text(&check.stdout));
     let again = gangway(&["wrappers", "--src", &src, "--out", out_dir]);
     assert!(
-        text(&again.stderr).contains("0 written, 20 unchanged, 0 removed"),
+        text(&again.stderr).contains(&format!("0 written, {} unchanged, 0 removed", commands())),
         "{}",
         text(&again.stderr)
     );
@@ -395,7 +404,10 @@ fn links_replace_scripts(src: &str, dir: &Path) {
     );
     let written = links(&[]);
     assert!(
-        text(&written.stderr).contains("20 written, 0 unchanged, 0 removed; client program placed"),
+        text(&written.stderr).contains(&format!(
+            "{} written, 0 unchanged, 0 removed; client program placed",
+            commands()
+        )),
         "{}",
         text(&written.stderr)
     );
@@ -404,7 +416,7 @@ fn links_replace_scripts(src: &str, dir: &Path) {
         .into_iter()
         .filter(|(name, _)| !name.starts_with('.'))
         .collect();
-    assert_eq!(listed.len(), 21, "{listed:?}");
+    assert_eq!(listed.len(), commands() + 1, "a link each and the client: {listed:?}");
     assert!(listed.contains(&("gangway".to_owned(), None)), "{listed:?}");
     assert!(
         listed
@@ -419,7 +431,7 @@ fn links_replace_scripts(src: &str, dir: &Path) {
     assert!(links(&["--check"]).status.success());
     let again = links(&[]);
     assert!(
-        text(&again.stderr).contains("0 written, 20 unchanged, 0 removed")
+        text(&again.stderr).contains(&format!("0 written, {} unchanged, 0 removed", commands()))
             && !text(&again.stderr).contains("client program placed"),
         "idempotent: {}",
         text(&again.stderr)
@@ -468,7 +480,7 @@ fn scripts_replace_links(src: &str, dir: &Path) {
     );
     let scripts = gangway(&["wrappers", "--src", src, "--out", out_dir]);
     assert!(
-        text(&scripts.stderr).contains("20 written")
+        text(&scripts.stderr).contains(&format!("{} written", commands()))
             && text(&scripts.stderr).contains("the client program link wrappers placed removed"),
         "{}",
         text(&scripts.stderr)

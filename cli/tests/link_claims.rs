@@ -133,12 +133,11 @@ fn a_changed_wrapper_and_a_changed_client_are_replaced_by_a_rename() {
     );
 }
 
-/// The file descriptor `connect` returned in an `strace` line, if the
-/// line is a connect to a Unix socket.
-fn connected_fd(line: &str) -> Option<&str> {
+/// The file descriptor an `strace` line's `connect` used, if the line is a
+/// connect to the Unix socket at `socket`.
+fn connected_fd<'a>(line: &'a str, socket: &str) -> Option<&'a str> {
     let call = line.split_once("connect(")?.1;
-    call.contains("AF_UNIX")
-        .then(|| call.split(',').next().unwrap())
+    (call.contains("AF_UNIX") && call.contains(socket)).then(|| call.split(',').next().unwrap())
 }
 
 #[test]
@@ -161,11 +160,15 @@ fn a_link_call_sends_its_hello_and_its_call_in_one_write() {
     let out = common::run(command, None);
     assert_eq!(text(&out.stdout), "pong\n", "{}", text(&out.stderr));
     let trace = std::fs::read_to_string(trace.path()).unwrap();
+    let gangway::ipc::Endpoint::Unix(socket) = host.env().endpoint().clone() else {
+        panic!("a Unix socket")
+    };
+    let socket = socket.to_string_lossy().into_owned();
     let lines: Vec<&str> = trace.lines().collect();
     let (at, fd) = lines
         .iter()
         .enumerate()
-        .find_map(|(at, line)| connected_fd(line).map(|fd| (at, fd)))
+        .find_map(|(at, line)| connected_fd(line, &socket).map(|fd| (at, fd)))
         .unwrap_or_else(|| panic!("no connect: {trace}"));
     // What the client did on the socket until it first read from it.
     let on_socket: Vec<&&str> = lines[at + 1..]

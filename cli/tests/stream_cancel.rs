@@ -82,6 +82,7 @@ fn signal_callers_as_calls_begin(probes: &Probes) -> (Arc<AtomicU32>, Arc<Atomic
         }
         let group = -(leader as i32);
         kill(group, libc::SIGSTOP);
+        let resume = common::process::ResumeOnDrop(group);
         let client = leaf(leader);
         while !stopped_or_gone(client) {
             assert!(Instant::now() < deadline, "the caller did not stop");
@@ -94,7 +95,7 @@ fn signal_callers_as_calls_begin(probes: &Probes) -> (Arc<AtomicU32>, Arc<Atomic
             kill(client as i32, libc::SIGINT);
             said.store(EARLY, Ordering::SeqCst);
         }
-        kill(group, libc::SIGCONT);
+        drop(resume);
     });
     (target, verdict)
 }

@@ -171,8 +171,10 @@ fn input_stops_a_window_ahead_of_the_handler_and_flows_on_as_it_reads() {
         let pipe = pipe_size(&feeder.pipe);
         let read = || drip.read.load(Ordering::SeqCst);
         // What the host may have asked for (the window past what the
-        // handler read), plus what the pipe holds and a page's rounding.
-        let ceiling = || read() + INPUT_WINDOW + pipe + 64 * 1024;
+        // handler read), plus what the pipe holds and the chunk being
+        // handed over (the pump's 128 KiB at most; the grant goes out
+        // before the handler counts what it read).
+        let ceiling = || read() + INPUT_WINDOW + pipe + 128 * 1024;
 
         // The handler holds after its first chunk: the caller takes the
         // window ahead of it, then its pipe stays full.
@@ -334,12 +336,13 @@ fn progress_never_holds_a_handler_whose_caller_is_stopped() {
         // `sh WRAPPER` execs the client; the client is `child` either way.
         let client = common::process::client_pid(&child);
         kill(client, libc::SIGSTOP);
+        let resume = common::process::ResumeOnDrop(client as i32);
         wait_until("the caller stopped", || stopped(client));
         probes.spin.gate.open();
         wait_until("the handler reported its progress", || {
             probes.spin.spun.load(Ordering::SeqCst) == 1
         });
-        kill(client, libc::SIGCONT);
+        drop(resume);
         let (code, stdout, stderr) = finish(child);
         assert_eq!((code, stdout.as_str()), (Some(0), "spun\n"), "{stderr}");
         let shown: Vec<&str> = stderr.lines().collect();

@@ -115,3 +115,15 @@ pub fn children(pid: u32) -> Vec<u32> {
         })
         .collect()
 }
+
+/// Sends SIGCONT to `pid` (a process group when negative) when dropped:
+/// a test that stopped a process resumes it even when an assertion fails
+/// first, so nothing stays stopped after the test.
+pub struct ResumeOnDrop(pub i32);
+
+impl Drop for ResumeOnDrop {
+    fn drop(&mut self) {
+        // SAFETY: kill(2) on a process the test started.
+        unsafe { libc::kill(self.0, libc::SIGCONT) };
+    }
+}

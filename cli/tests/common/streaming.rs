@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use gangway::IpcCommand;
-use gangway::ipc::{CallContext, CommandResult, InputStream, IpcServerBuilder};
+use gangway::ipc::{CallContext, CommandResult, InputStream, IpcRouter, IpcServerBuilder};
 use serde::{Deserialize, Serialize};
 use tokio::sync::Semaphore;
 
@@ -328,15 +328,11 @@ pub struct Probes {
 /// A host serving the usual router and the probe commands (`drip`,
 /// `flood`, `chatter`, `spin`, `keep`, `by_hand`), with wrappers of
 /// `style` and a cancel grace of `grace`.
-pub fn probed_host(builder: IpcServerBuilder, style: Style, grace: Duration) -> (Host, Probes) {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let tally = Tally::default();
-    let probes = Probes::default();
-    let router = super::router(&tally)
+/// The test router with the probed commands a derive makes (what the
+/// source scanner finds in these files); `probed_host` adds the
+/// hand-written one.
+pub fn derived_router(tally: &Tally, probes: &Probes) -> IpcRouter {
+    super::router(tally)
         .register(Drip {
             step: 0,
             input: InputStream::new(),
@@ -362,9 +358,19 @@ pub fn probed_host(builder: IpcServerBuilder, style: Style, grace: Duration) -> 
             kept: probes.kept.clone(),
             hook: probes.hook.clone(),
         })
-        .register(ByHand {
-            kept: probes.by_hand.clone(),
-        });
+}
+
+pub fn probed_host(builder: IpcServerBuilder, style: Style, grace: Duration) -> (Host, Probes) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let tally = Tally::default();
+    let probes = Probes::default();
+    let router = derived_router(&tally, &probes).register(ByHand {
+        kept: probes.by_hand.clone(),
+    });
     let wrappers = tempfile::tempdir().unwrap();
     gangway_codegen::write_wrappers_with(
         &router.manifest(),
