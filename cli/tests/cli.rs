@@ -416,7 +416,11 @@ fn links_replace_scripts(src: &str, dir: &Path) {
         .into_iter()
         .filter(|(name, _)| !name.starts_with('.'))
         .collect();
-    assert_eq!(listed.len(), commands() + 1, "a link each and the client: {listed:?}");
+    assert_eq!(
+        listed.len(),
+        commands() + 1,
+        "a link each and the client: {listed:?}"
+    );
     assert!(listed.contains(&("gangway".to_owned(), None)), "{listed:?}");
     assert!(
         listed
