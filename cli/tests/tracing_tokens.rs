@@ -80,6 +80,13 @@ fn no_token_reaches_a_tracing_event() {
     assert_eq!(call(&kept.env, &["call", "ping"]).0, Some(0));
     assert_eq!(call(&kept.env, &["call", "echoargs", "--", "a"]).0, Some(0));
     assert_eq!(call(&kept.env, &["call", "upper"]).0, Some(77));
+    // Tokens pasted into a call: an argument (whole, and inside a longer
+    // word) and a command's name.
+    let pasted = format!("key={}", tokens[1]);
+    let echoed = call(&kept.env, &["call", "echoargs", "--", &tokens[0], &pasted]);
+    assert_eq!(echoed.0, Some(0), "{}", echoed.1);
+    let named = call(&kept.env, &["call", &format!("x{}", tokens[0])]);
+    assert_eq!(named.0, Some(2), "{}", named.1);
     assert!(server.revoke("gone"));
     // A lapsed scope's room (socket and token file) goes a moment after
     // the lapse: a call made before it goes would reach a hello.
@@ -105,14 +112,20 @@ fn no_token_reaches_a_tracing_event() {
     );
     drop(host);
     let logged = capture.0.lock().unwrap().clone();
-    // Four records: the lapsed scopes' rooms were gone, so their calls
+    // Six records: the lapsed scopes' rooms were gone, so their calls
     // never reached a hello.
     let records = logged
         .lines()
         .filter(|line| line.starts_with("gangway::audit: "))
         .count();
-    assert_eq!(records, 4, "{logged}");
+    assert_eq!(records, 6, "{logged}");
     for token in &tokens {
         assert!(!logged.contains(token.as_str()), "a token was logged");
     }
+    // The pasted tokens were replaced where they stood.
+    assert!(
+        logged.contains(r#"command="echoargs" args="{\"words\":[\"<token>\",\"key=<token>\"]}""#),
+        "{logged}"
+    );
+    assert!(logged.contains(r#"command="x<token>""#), "{logged}");
 }

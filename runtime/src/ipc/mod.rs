@@ -78,6 +78,8 @@ pub(crate) use authority::guard::Admission;
 #[cfg_attr(docsrs, doc(cfg(feature = "ipc")))]
 pub use authority::guard::{CallGuard, CallInfo, Decision, PeerCredentials, REDACTED};
 pub use authority::scope::{Scope, ScopeError};
+#[cfg(feature = "mcp")]
+pub(crate) use authority::scrub::KnownSecrets;
 pub use call::cancel::{CallEnded, CancelReason};
 pub use call::context::{CallContext, Cancelled};
 pub use call::input::InputStream;

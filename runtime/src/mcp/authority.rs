@@ -11,7 +11,9 @@ use std::time::{Duration, Instant, SystemTime};
 
 use tokio_util::sync::CancellationToken;
 
-use crate::ipc::{Admission, AuditOutcome, AuditRecord, AuditSink, Auditor, CallGuard};
+use crate::ipc::{
+    Admission, AuditOutcome, AuditRecord, AuditSink, Auditor, CallGuard, KnownSecrets,
+};
 
 /// The scope an MCP call's record names.
 const MCP_SCOPE: &str = "mcp";
@@ -59,7 +61,8 @@ impl Authority {
     /// A forwarding server given a guard or an audit log (its host decides
     /// and records); the audit thread not starting; a sink another server
     /// took.
-    pub(super) fn start(&mut self, forwarding: bool) -> io::Result<()> {
+    /// `secrets` (an HTTP bearer token) are kept out of the records.
+    pub(super) fn start(&mut self, forwarding: bool, secrets: Vec<String>) -> io::Result<()> {
         if forwarding && (self.guard.is_some() || self.sink.is_some()) {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
@@ -81,7 +84,9 @@ impl Authority {
                      server a sink of its own",
                 )
             })?;
-        self.auditor = Some(Arc::new(Auditor::start(sink)?));
+        let secrets: Option<Arc<dyn KnownSecrets>> =
+            (!secrets.is_empty()).then(|| Arc::new(secrets) as Arc<dyn KnownSecrets>);
+        self.auditor = Some(Arc::new(Auditor::start(sink, secrets)?));
         Ok(())
     }
 

@@ -141,7 +141,13 @@ impl McpServer {
     pub async fn serve_http_on(mut self, listener: TcpListener) -> io::Result<()> {
         self.check_reach(listener.local_addr()?)?;
         let forwarding = matches!(self.commands, Commands::Host(_));
-        self.authority.start(forwarding)?;
+        let bearer = self
+            .http
+            .bearer_token
+            .as_deref()
+            .map(String::from_utf8_lossy);
+        self.authority
+            .start(forwarding, bearer.into_iter().map(Into::into).collect())?;
         // Cancelled when this future ends or is dropped: every session and
         // connection ends with it.
         let shutdown = CancellationToken::new();

@@ -46,7 +46,7 @@ impl McpServer {
             Commands::Local(_) => None,
             Commands::Host(client) => Some(client.clone()),
         };
-        self.authority.start(host.is_some())?;
+        self.authority.start(host.is_some(), Vec::new())?;
         // The end of the input is not a cancel: rmcp gives running calls
         // time to answer (5 s) before it cancels them itself.
         let handler_authority = self.authority.clone();

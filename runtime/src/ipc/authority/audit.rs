@@ -82,7 +82,10 @@ impl AuditOutcome {
 /// (`"allow"`, `"deny"`, or `null` when no decision was reached, as for a
 /// usage error), `reason` (a denial's), `outcome`, `exit` (the code the caller
 /// exits with; `null` when no answer was sent), `duration_ms`, `bytes_in`,
-/// `bytes_out`. Tokens never appear. Every record reaches its sink with its
+/// `bytes_out`. Tokens never appear: a live token of the server's (or an MCP
+/// server's bearer token) pasted into a command's name, its arguments or a
+/// guard's reason is replaced with `<token>` before the record reaches its
+/// sink. Every record reaches its sink with its
 /// strings capped (what is kept, `…`, and the original length: `command` at
 /// 256 bytes, `reason` at 512, each string of `args` at 200, each list or
 /// map of `args` at 32 items, `args` as a whole at 2 KiB of JSON, past

@@ -12,3 +12,5 @@ pub(crate) mod audit_caps;
 #[cfg(feature = "ipc")]
 pub(crate) mod guard;
 pub(crate) mod scope;
+#[cfg(feature = "ipc")]
+pub(crate) mod scrub;

@@ -14,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::call_io::ServedCall;
 use crate::ipc::authority::audit::{AuditOutcome, AuditRecord, AuditSink};
+use crate::ipc::authority::scrub::{KnownSecrets, Scrubber};
 
 /// How many records may wait for the sink.
 const QUEUE: usize = 1024;
@@ -42,15 +43,22 @@ enum Message {
 }
 
 impl Auditor {
-    /// Starts the sink's thread.
-    pub(crate) fn start(sink: Box<dyn AuditSink>) -> io::Result<Auditor> {
+    /// Starts the sink's thread, which takes every one of `secrets` out
+    /// of the records before they reach the sink.
+    pub(crate) fn start(
+        sink: Box<dyn AuditSink>,
+        secrets: Option<Arc<dyn KnownSecrets>>,
+    ) -> io::Result<Auditor> {
         let (queue, records) = mpsc::channel(QUEUE);
         let lost = Arc::new(AtomicU64::new(0));
         let handled = Arc::new(AtomicU64::new(0));
         let (counted, dealt_with) = (lost.clone(), handled.clone());
         std::thread::Builder::new()
             .name("gangway-audit".into())
-            .spawn(move || write_records(sink, records, &counted, &dealt_with))?;
+            .spawn(move || {
+                let scrubber = secrets.map(Scrubber::new);
+                write_records(sink, scrubber, records, &counted, &dealt_with);
+            })?;
         Ok(Auditor {
             queue,
             lost,
@@ -156,6 +164,7 @@ impl Auditor {
 /// queue runs empty, until the server is gone.
 fn write_records(
     mut sink: Box<dyn AuditSink>,
+    mut scrubber: Option<Scrubber>,
     mut records: mpsc::Receiver<Message>,
     lost: &AtomicU64,
     handled: &AtomicU64,
@@ -168,8 +177,13 @@ fn write_records(
         while let Some(message) = next.take().or_else(|| records.try_recv().ok()) {
             match message {
                 Message::Record(record) => {
-                    // Fitted here, off the calls' path.
-                    let record = crate::ipc::authority::audit_caps::fitted(*record);
+                    // Scrubbed and fitted here, off the calls' path; scrubbed
+                    // first, so a cap cannot leave part of a token.
+                    let mut record = *record;
+                    if let Some(scrubber) = &mut scrubber {
+                        scrubber.scrub(&mut record);
+                    }
+                    let record = crate::ipc::authority::audit_caps::fitted(record);
                     match guarded(|| sink.record(&record)) {
                         Ok(()) => unflushed += 1,
                         Err(error) => health.failed(&error, 1, lost),

@@ -294,6 +294,7 @@ impl IpcServerBuilder {
                 dir.display()
             )));
         }
+        let grants = Arc::new(Grants::new(token.clone(), self.max_connections_per_scope));
         let auditor = match &self.audit {
             Some(sink) => {
                 let sink = sink
@@ -307,14 +308,14 @@ impl IpcServerBuilder {
                                 .to_owned(),
                         )
                     })?;
-                Some(Auditor::start(sink)?)
+                Some(Auditor::start(sink, Some(grants.clone()))?)
             }
             None => None,
         };
         let soft = CancellationToken::new();
         let shared = Arc::new(ServerState {
             router,
-            grants: Grants::new(token.clone(), self.max_connections_per_scope),
+            grants,
             guard: self.guard,
             auditor,
             max_frame: self.max_frame,

@@ -6,6 +6,7 @@
 
 use std::collections::BTreeSet;
 use std::io;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
@@ -14,6 +15,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 
 use crate::ipc::authority::scope::Scope;
+use crate::ipc::authority::scrub::KnownSecrets;
 use crate::ipc::call::cancel::CancelReason;
 use crate::ipc::error::kind::ErrorKind;
 use crate::ipc::exit;
@@ -140,6 +142,9 @@ pub(crate) struct Grants {
     grants: RwLock<Vec<Arc<Grant>>>,
     /// How many connections each grant may hold open at once.
     quota: usize,
+    /// Counts the changes to the tokens held, so the audit log's scrubber
+    /// knows when to look again.
+    generation: AtomicU64,
 }
 
 impl Grants {
@@ -149,6 +154,7 @@ impl Grants {
         let grants = Grants {
             grants: RwLock::default(),
             quota,
+            generation: AtomicU64::new(0),
         };
         grants.push(Grant {
             token: full_access,
@@ -168,6 +174,11 @@ impl Grants {
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .push(Arc::new(grant));
+        self.changed();
+    }
+
+    fn changed(&self) {
+        self.generation.fetch_add(1, Ordering::Release);
     }
 
     /// The server's own grant: every command, never lapsing.
@@ -189,6 +200,7 @@ impl Grants {
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .retain(|held| !Arc::ptr_eq(held, grant));
+        self.changed();
     }
 
     /// Adds a grant for `scope` under `token`; `None` when a live scope
@@ -232,6 +244,7 @@ impl Grants {
             guaranteed: Arc::new(Semaphore::new(GUARANTEED_PER_SCOPE)),
         });
         grants.push(grant.clone());
+        self.changed();
         Some(grant)
     }
 
@@ -282,6 +295,24 @@ impl Grants {
             }
         }
         revoked
+    }
+}
+
+/// The audit log's scrubber searches records for the live tokens: a
+/// lapsed one opens nothing any more.
+impl KnownSecrets for Grants {
+    fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
+    }
+
+    fn secrets(&self) -> Vec<String> {
+        self.grants
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .iter()
+            .filter(|grant| grant.lapse().is_none())
+            .map(|grant| grant.token.clone())
+            .collect()
     }
 }
 

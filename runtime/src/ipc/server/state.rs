@@ -19,7 +19,8 @@ use crate::tool::Manifest;
 /// What the accept loops, every connection and every call share.
 pub(super) struct ServerState {
     pub(super) router: IpcRouter,
-    pub(super) grants: Grants,
+    /// Shared with the audit thread, which keeps their tokens out of records.
+    pub(super) grants: Arc<Grants>,
     pub(super) guard: Option<Arc<dyn CallGuard>>,
     pub(super) auditor: Option<Auditor>,
     pub(super) max_frame: usize,
