@@ -188,3 +188,44 @@ fn a_link_call_sends_its_hello_and_its_call_in_one_write() {
         on_socket[0]
     );
 }
+
+/// How many threads a link call started, as `strace -f` saw it.
+fn threads_started(host: &Host, command: &str, args: &[&str]) -> usize {
+    let trace = tempfile::NamedTempFile::new().unwrap();
+    let mut strace = Command::new("strace");
+    strace
+        .args(["-f", "-qq", "-e", "trace=clone,clone3", "-o"])
+        .arg(trace.path())
+        .arg(host.wrapper(command))
+        .args(args);
+    host.env().apply(&mut strace);
+    let out = common::run(strace, None);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let trace = std::fs::read_to_string(trace.path()).unwrap();
+    trace
+        .lines()
+        .filter(|line| line.contains("clone(") || line.contains("clone3("))
+        .count()
+}
+
+#[test]
+#[ignore = "needs strace"]
+fn a_call_answered_at_once_starts_no_signal_thread() {
+    require(&["strace"]);
+    let host = Host::start_styled(Style::Links);
+    // The client watches for Ctrl-C only once a call has run for a
+    // moment; a loaded machine may make any one call that slow, so of 20
+    // one must have started no thread at all.
+    let counts: Vec<usize> = (0..20)
+        .map(|_| threads_started(&host, "ping", &[]))
+        .collect();
+    assert!(
+        counts.contains(&0),
+        "every call started a thread: {counts:?}"
+    );
+    // The watch does start for a call that runs longer.
+    assert!(
+        threads_started(&host, "sleep", &["300"]) > 0,
+        "a slow call started no signal watch"
+    );
+}
