@@ -19,7 +19,7 @@ use gangway::controller::{
 };
 use serde_json::json;
 
-use controller_support::{no_meta, run_cat, sh, text_of, until, until_exit, until_text};
+use controller_support::{interrupt_cat, no_meta, sh, text_of, until_exit, until_text};
 
 #[test]
 fn a_command_streams_tagged_output_and_its_real_exit_code() {
@@ -181,23 +181,7 @@ fn signals_end_processes_of_a_host_that_ignores_them() {
         let shell = ShellController::new("term", LaunchSpec::new("sh").env("PS1", "$ "));
         let mut events = shell.subscribe();
         shell.start(no_meta(), None, false).unwrap();
-        let mut seen = String::new();
-        run_cat(&shell, &mut events, &mut seen, "cat", 1).await;
-        shell
-            .send_input(ControllerInput::signal("SIGINT"), Some(3))
-            .unwrap();
-        let before = seen.len();
-        until(
-            &mut events,
-            &mut seen,
-            |s| s[before..].contains("$ "),
-            "a prompt after Ctrl-C",
-        )
-        .await;
-        shell
-            .send_input(ControllerInput::data("echo cat-ended-$?\n"), Some(4))
-            .unwrap();
-        until_text(&mut events, "cat-ended-130", &mut seen).await;
+        interrupt_cat(&shell, &mut events, &mut String::new()).await;
         shell
             .send_input(ControllerInput::data("exit\n"), None)
             .unwrap();

@@ -20,7 +20,8 @@ use gangway::controller::{
 use serde_json::json;
 
 use controller_support::{
-    no_meta, pids_in, run_cat, sh, until, until_exit, until_tasks_at_most, until_text, wait_gone,
+    interrupt_cat, no_meta, pids_in, run_cat, sh, until, until_exit, until_tasks_at_most,
+    until_text, wait_gone,
 };
 
 #[test]
@@ -52,24 +53,7 @@ fn a_shell_on_a_terminal_echoes_resizes_and_exits_with_its_code() {
             .unwrap();
         until_text(&mut events, "30 100", &mut seen).await;
         // SIGINT goes to the foreground job, as Ctrl-C would.
-        run_cat(&shell, &mut events, &mut seen, "cat", 1).await;
-        shell
-            .send_input(ControllerInput::signal("SIGINT"), Some(3))
-            .unwrap();
-        // The shell drops what is typed while it recovers: wait for its
-        // prompt, as a person would.
-        let before = seen.len();
-        until(
-            &mut events,
-            &mut seen,
-            |s| s[before..].contains("$ "),
-            "a prompt",
-        )
-        .await;
-        shell
-            .send_input(ControllerInput::data("echo cat-ended-$?\n"), Some(4))
-            .unwrap();
-        until_text(&mut events, "cat-ended-130", &mut seen).await;
+        interrupt_cat(&shell, &mut events, &mut seen).await;
         // Ctrl-D ends a program reading the terminal.
         run_cat(&shell, &mut events, &mut seen, "cat; echo cat-done-$?", 5).await;
         shell.send_input(ControllerInput::eof(), Some(7)).unwrap();

@@ -14,30 +14,17 @@ mod session;
 
 use gangway::ipc::AsyncIpcClient;
 use gangway::mcp::McpServer;
-use serde_json::json;
 use session::Session;
 
 /// The names of the tools `session` lists (request `id`).
 async fn listed(session: &mut Session, id: u64) -> Vec<String> {
-    session
-        .send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"}))
-        .await;
-    let answer = session.answer(id).await;
-    let tools = answer["result"]["tools"]
-        .as_array()
-        .unwrap_or_else(|| panic!("a list: {answer}"));
-    tools
-        .iter()
-        .map(|tool| tool["name"].as_str().unwrap().to_owned())
-        .collect()
+    session.send(fake_host::list_request(id)).await;
+    fake_host::tool_names(&session.answer(id).await)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_tools_list_asks_the_host_so_its_changes_show_without_a_restart() {
-    let dir = tempfile::tempdir().unwrap();
-    let (host, endpoint) =
-        fake_host::FakeHost::start(commands::router().manifest(), &dir.path().join("host"));
-    host.serve(&["greet"]);
+    let (host, endpoint) = fake_host::FakeHost::start(commands::router().manifest(), &["greet"]);
     let client = AsyncIpcClient::connect_to(&endpoint, fake_host::TOKEN)
         .await
         .unwrap();

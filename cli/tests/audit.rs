@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::authority::{Gatekeeper, audited, client, contains, records, scoped};
+use common::authority::{Gatekeeper, audited, client, contains, records, scoped, shut_down};
 use common::process::{finish, spawn};
 use common::{Host, Style};
 use gangway::ipc::{AuditRecord, AuditSink, IpcClient, IpcServer, SandboxEnv, Scope};
@@ -205,25 +205,16 @@ fn failing_sink(panics: bool) {
     for _ in 0..5 {
         client.call_raw("ping", &[0x80]).unwrap();
     }
-    let server = host.server.take().unwrap();
+    let server = host.server.as_ref().unwrap();
     common::wait_until("the failures are counted", || server.audit_errors() == 5);
     *failing.lock().unwrap() = false;
     for _ in 0..3 {
         client.call_raw("ping", &[0x80]).unwrap();
     }
     drop(client);
-    let report = host
-        .runtime
-        .block_on(server.shutdown(Duration::from_secs(5)));
-    assert_eq!(
-        (
-            report.abandoned_calls,
-            report.audit_errors,
-            report.audit_unwritten
-        ),
-        (0, 5, 0),
-        "the five lost records are in the report: {report:?}"
-    );
+    // The five lost records are in the report.
+    let report = shut_down(&mut host, Duration::from_secs(5), 5, 0);
+    assert_eq!(report.abandoned_calls, 0, "{report:?}");
     assert_eq!(taken.load(Ordering::SeqCst), 3, "the sink works again");
 }
 
@@ -263,11 +254,7 @@ fn a_slow_sink_loses_no_record_from_four_busy_connections() {
     for caller in callers {
         caller.join().unwrap();
     }
-    let server = host.server.take().unwrap();
-    let report = host
-        .runtime
-        .block_on(server.shutdown(Duration::from_secs(30)));
-    assert_eq!((report.audit_errors, report.audit_unwritten), (0, 0));
+    shut_down(&mut host, Duration::from_secs(30), 0, 0);
     let records = records.lock().unwrap();
     assert_eq!(records.len(), CALLS, "every call has its record");
     assert!(records.iter().all(|r| r.command.as_deref() == Some("ping")));

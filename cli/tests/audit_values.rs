@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
-use common::authority::{audited, client, records};
+use common::authority::{audited, client, records, shut_down};
 use common::process::finish;
 use common::{Host, Style, text, wait_until};
 use gangway::ipc::{AuditRecord, AuditSink, IpcClient, IpcServer};
@@ -188,11 +188,7 @@ fn a_sink_that_does_not_keep_up_holds_the_answers_back_and_loses_nothing() {
     assert!(!caller.is_finished());
     sink.open();
     caller.join().unwrap();
-    let server = host.server.take().unwrap();
-    let report = host
-        .runtime
-        .block_on(server.shutdown(Duration::from_secs(30)));
-    assert_eq!((report.audit_errors, report.audit_unwritten), (0, 0));
+    shut_down(&mut host, Duration::from_secs(30), 0, 0);
     assert_eq!(sink.taken.load(Ordering::SeqCst), CALLS, "no record lost");
 }
 
@@ -206,19 +202,9 @@ fn records_a_sink_had_not_written_by_the_deadline_are_counted_in_the_report() {
         client.call_raw("ping", &[0x80]).unwrap();
     }
     drop(client);
-    let server = host.server.take().unwrap();
-    let report = host
-        .runtime
-        .block_on(server.shutdown(Duration::from_millis(300)));
-    assert_eq!(
-        (
-            report.abandoned_calls,
-            report.audit_errors,
-            report.audit_unwritten
-        ),
-        (0, 0, 5),
-        "{report:?}"
-    );
+    // The five records unwritten, no error, and no call abandoned.
+    let report = shut_down(&mut host, Duration::from_millis(300), 0, 5);
+    assert_eq!(report.abandoned_calls, 0, "{report:?}");
     // The sink goes on with them as long as the process lives.
     sink.open();
     wait_until("the sink writes what it held", || {

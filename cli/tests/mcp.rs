@@ -230,26 +230,15 @@ impl McpChild {
 
     /// The names of the tools listed (request `id`).
     async fn listed(&mut self, id: u64) -> Vec<String> {
-        self.send(serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"}))
-            .await;
-        let answer = self.answer(id).await;
-        let tools = answer["result"]["tools"]
-            .as_array()
-            .unwrap_or_else(|| panic!("a list: {answer}"));
-        tools
-            .iter()
-            .map(|tool| tool["name"].as_str().unwrap().to_owned())
-            .collect()
+        self.send(fake_host::list_request(id)).await;
+        fake_host::tool_names(&self.answer(id).await)
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gangway_mcp_asks_the_host_at_each_tools_list() {
     use tokio::io::AsyncBufReadExt;
-    let dir = tempfile::tempdir().unwrap();
-    let (host, endpoint) =
-        fake_host::FakeHost::start(commands::router().manifest(), &dir.path().join("host"));
-    host.serve(&["greet"]);
+    let (host, endpoint) = fake_host::FakeHost::start(commands::router().manifest(), &["greet"]);
     let mut child = tokio::process::Command::new(GANGWAY)
         .arg("mcp")
         .env_clear()

@@ -4,7 +4,8 @@
 //! with the manifest of the moment, counting them; any other request fails
 //! the test. For the tests of a forwarding server's `tools/list`
 //! (`tests/mcp_host_list.rs` in process, `cli/tests/mcp.rs` through
-//! `gangway mcp`), which include it with `#[path]`.
+//! `gangway mcp`), which include it with `#[path]`; with the list request
+//! they send, and what they read from its answer.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -17,29 +18,32 @@ use gangway::tool::Manifest;
 pub const TOKEN: &str = "a-test-token";
 
 /// What the host may serve, what it serves now, and how many lists it
-/// answered.
+/// answered; and the directory of its socket, kept while it serves.
 #[derive(Clone)]
 pub struct FakeHost {
     all: Manifest,
     now: Arc<Mutex<Manifest>>,
     lists: Arc<AtomicUsize>,
+    _dir: Arc<tempfile::TempDir>,
 }
 
 impl FakeHost {
-    /// A host serving nothing yet, on a Unix socket at `socket`, on the
-    /// current runtime; its endpoint. It may come to serve `all`'s
-    /// commands.
-    pub fn start(all: Manifest, socket: &std::path::Path) -> (FakeHost, Endpoint) {
-        let listener = tokio::net::UnixListener::bind(socket).unwrap();
-        let mut none = all.clone();
-        none.commands.clear();
+    /// A host on a Unix socket in a directory of its own, on the current
+    /// runtime, serving the commands of `all` named in `names` (it may come
+    /// to serve the rest); its endpoint.
+    pub fn start(all: Manifest, names: &[&str]) -> (FakeHost, Endpoint) {
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("host");
+        let listener = tokio::net::UnixListener::bind(&socket).unwrap();
         let host = FakeHost {
+            now: Arc::new(Mutex::new(all.clone())),
             all,
-            now: Arc::new(Mutex::new(none)),
             lists: Arc::new(AtomicUsize::new(0)),
+            _dir: Arc::new(dir),
         };
+        host.serve(names);
         tokio::spawn(host.clone().answer(listener));
-        (host, Endpoint::Unix(socket.to_owned()))
+        (host, Endpoint::Unix(socket))
     }
 
     /// From now on the host serves the commands named in `names`.
@@ -92,4 +96,20 @@ impl FakeHost {
             }
         }
     }
+}
+
+/// A `tools/list` request, numbered `id`.
+pub fn list_request(id: u64) -> serde_json::Value {
+    serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"})
+}
+
+/// The names of the tools in `answer`, the answer to a `tools/list`.
+pub fn tool_names(answer: &serde_json::Value) -> Vec<String> {
+    let tools = answer["result"]["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("a list: {answer}"));
+    tools
+        .iter()
+        .map(|tool| tool["name"].as_str().unwrap().to_owned())
+        .collect()
 }

@@ -1,6 +1,7 @@
 //! What the controller tests share: launching commands and jobs, reading a
-//! controller's output until some text or its exit, typing into a shell,
-//! and waiting until processes and tasks are gone.
+//! controller's output until some text or its exit, typing into a shell
+//! (and interrupting a program there), and waiting until processes and
+//! tasks are gone.
 
 // Each test file uses a part.
 #![allow(dead_code)]
@@ -182,4 +183,32 @@ pub async fn run_cat(
         "cat's echo",
     )
     .await;
+}
+
+/// Runs `cat` in `shell` (inputs 1 and 2), interrupts it as Ctrl-C would
+/// (SIGINT to the foreground job, input 3), and checks that it ended by
+/// that signal: `$?` is 130 (input 4).
+pub async fn interrupt_cat(
+    shell: &ShellController,
+    events: &mut mpsc::Receiver<OutputEvent>,
+    seen: &mut String,
+) {
+    run_cat(shell, events, seen, "cat", 1).await;
+    shell
+        .send_input(ControllerInput::signal("SIGINT"), Some(3))
+        .unwrap();
+    // The shell drops what is typed while it recovers: wait for its
+    // prompt, as a person would.
+    let before = seen.len();
+    until(
+        events,
+        seen,
+        |s| s[before..].contains("$ "),
+        "a prompt after Ctrl-C",
+    )
+    .await;
+    shell
+        .send_input(ControllerInput::data("echo cat-ended-$?\n"), Some(4))
+        .unwrap();
+    until_text(events, "cat-ended-130", seen).await;
 }

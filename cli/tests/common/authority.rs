@@ -1,13 +1,13 @@
 //! What the authority tests share: scoped sandboxes with their own
-//! wrappers, the client making one call, a host writing an audit log, and
-//! a guard the test controls.
+//! wrappers, the client making one call, a host writing an audit log and
+//! its shutdown checked, and a guard the test controls.
 
 use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use gangway::ipc::{AuditLog, CallInfo, Decision, SandboxEnv, Scope};
+use gangway::ipc::{AuditLog, CallInfo, Decision, SandboxEnv, Scope, ShutdownReport};
 
 use super::{GANGWAY_CLIENT, Host, Style, run, text};
 
@@ -54,17 +54,23 @@ pub fn audited(builder: gangway::ipc::IpcServerBuilder, style: Style) -> (Host, 
     (Host::start_with_styled(builder.audit(log), style), dir)
 }
 
-/// Shuts the host down (every record written) and reads its audit log.
-pub fn records(mut host: Host, dir: &tempfile::TempDir) -> (Vec<serde_json::Value>, Vec<u8>) {
+/// Shuts `host`'s server down, its calls given `grace`, and checks the
+/// audit counts it reports: `errors` records the sink failed to keep, and
+/// `unwritten` it had not written by then. The report, for the rest.
+pub fn shut_down(host: &mut Host, grace: Duration, errors: u64, unwritten: u64) -> ShutdownReport {
     let server = host.server.take().unwrap();
-    let report = host
-        .runtime
-        .block_on(server.shutdown(Duration::from_secs(5)));
+    let report = host.runtime.block_on(server.shutdown(grace));
     assert_eq!(
         (report.audit_errors, report.audit_unwritten),
-        (0, 0),
+        (errors, unwritten),
         "{report:?}"
     );
+    report
+}
+
+/// Shuts the host down (every record written) and reads its audit log.
+pub fn records(mut host: Host, dir: &tempfile::TempDir) -> (Vec<serde_json::Value>, Vec<u8>) {
+    shut_down(&mut host, Duration::from_secs(5), 0, 0);
     let bytes = std::fs::read(dir.path().join("audit.jsonl")).unwrap();
     let records = text(&bytes)
         .lines()

@@ -3,12 +3,13 @@
 //! `note`, `bytes`), failures, cancellation (`hang`, `linger`), long and
 //! large calls (`sleep`, `repeat`), output shapes, secret arguments, and
 //! handlers that keep their call's context for the test to read (`keep`,
-//! and `by_hand`, an `IpcCommand` written without the derive).
+//! and `by_hand`, an `IpcCommand` written without the derive); and the
+//! `Waiter` the handlers that wait to be cancelled count through.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use gangway::ipc::CommandResult;
+use gangway::ipc::{CallContext, CancelReason, CommandResult};
 use gangway::{ArgEnum, IpcCommand};
 use serde::{Deserialize, Serialize};
 
@@ -138,27 +139,14 @@ impl Ping {
     }
 }
 
-/// Wait until the call is cancelled (it times out after 300 ms), and count
-/// the cancellations seen, by reason.
-#[derive(Clone, Serialize, IpcCommand)]
-#[ipc(name = "hang", response = String, timeout = "300ms")]
-pub struct Hang {
-    /// Ignore the cancellation: keep going past the cancel grace.
-    pub stubborn: bool,
-    #[ipc(context)]
-    #[serde(skip)]
-    pub ctx: gangway::ipc::CallContext,
+/// What a handler that waits for its call's cancellation (`hang`,
+/// `linger`, `keep`) counts for the test: calls begun, and handlers
+/// dropped before they finished.
+#[derive(Clone, Default)]
+pub struct Waiter {
     /// Calls begun.
-    #[ipc(state)]
-    #[serde(skip)]
     pub started: Arc<AtomicU64>,
-    /// Cancellations the handler saw because the call timed out.
-    #[ipc(state)]
-    #[serde(skip)]
-    pub timed_out: Arc<AtomicU64>,
     /// Handlers dropped before they finished.
-    #[ipc(state)]
-    #[serde(skip)]
     pub abandoned: Arc<AtomicU64>,
 }
 
@@ -173,29 +161,44 @@ impl Drop for Unfinished {
     }
 }
 
-/// What `hang` and `linger` do: count the call begun, wait until it is
-/// cancelled (or, `stubborn`, an hour, to be dropped after the grace,
-/// counted in `abandoned`), and give the reason.
-async fn await_cancel(
-    ctx: &gangway::ipc::CallContext,
-    stubborn: bool,
-    started: &AtomicU64,
-    abandoned: &Arc<AtomicU64>,
-) -> Option<gangway::ipc::CancelReason> {
-    started.fetch_add(1, Ordering::SeqCst);
-    let mut unfinished = Unfinished(Some(abandoned.clone()));
-    if stubborn {
-        tokio::time::sleep(std::time::Duration::from_secs(3600)).await;
+impl Waiter {
+    /// Counts the call begun, waits until it is cancelled (or, `stubborn`,
+    /// an hour first, to be dropped after the grace, counted in
+    /// `abandoned`), and gives the reason.
+    async fn wait(&self, ctx: &CallContext, stubborn: bool) -> Option<CancelReason> {
+        self.started.fetch_add(1, Ordering::SeqCst);
+        let mut unfinished = Unfinished(Some(self.abandoned.clone()));
+        if stubborn {
+            tokio::time::sleep(std::time::Duration::from_secs(3600)).await;
+        }
+        ctx.cancelled().await;
+        unfinished.0 = None;
+        ctx.cancel_reason()
     }
-    ctx.cancelled().await;
-    unfinished.0 = None;
-    ctx.cancel_reason()
+}
+
+/// Wait until the call is cancelled (it times out after 300 ms), and count
+/// the cancellations seen, by reason.
+#[derive(Clone, Serialize, IpcCommand)]
+#[ipc(name = "hang", response = String, timeout = "300ms")]
+pub struct Hang {
+    /// Ignore the cancellation: keep going past the cancel grace.
+    pub stubborn: bool,
+    #[ipc(context)]
+    #[serde(skip)]
+    pub ctx: CallContext,
+    #[ipc(state)]
+    #[serde(skip)]
+    pub waiter: Waiter,
+    /// Cancellations the handler saw because the call timed out.
+    #[ipc(state)]
+    #[serde(skip)]
+    pub timed_out: Arc<AtomicU64>,
 }
 
 impl Hang {
     async fn handle(&mut self) -> String {
-        let reason = await_cancel(&self.ctx, self.stubborn, &self.started, &self.abandoned).await;
-        if reason == Some(gangway::ipc::CancelReason::TimedOut) {
+        if self.waiter.wait(&self.ctx, self.stubborn).await == Some(CancelReason::TimedOut) {
             self.timed_out.fetch_add(1, Ordering::SeqCst);
         }
         "cancelled".to_owned()
@@ -209,11 +212,10 @@ impl Hang {
 pub struct Wait {
     #[ipc(context)]
     #[serde(skip)]
-    pub ctx: gangway::ipc::CallContext,
-    /// Calls begun.
+    pub ctx: CallContext,
     #[ipc(state)]
     #[serde(skip)]
-    pub started: Arc<AtomicU64>,
+    pub waiter: Waiter,
     /// Cancellations seen because the caller left.
     #[ipc(state)]
     #[serde(skip)]
@@ -224,10 +226,6 @@ pub struct Wait {
     pub interrupted: Arc<AtomicU64>,
     /// Ignore the cancellation: keep going past the cancel grace.
     pub stubborn: bool,
-    /// Handlers dropped before they finished.
-    #[ipc(state)]
-    #[serde(skip)]
-    pub abandoned: Arc<AtomicU64>,
     /// Cancellations seen because the host revoked the caller's scope.
     #[ipc(state)]
     #[serde(skip)]
@@ -240,20 +238,15 @@ pub struct Wait {
 
 impl Wait {
     async fn handle(&mut self) -> String {
-        match await_cancel(&self.ctx, self.stubborn, &self.started, &self.abandoned).await {
-            Some(gangway::ipc::CancelReason::CallerGone) => {
-                self.caller_gone.fetch_add(1, Ordering::SeqCst);
-            }
-            Some(gangway::ipc::CancelReason::Interrupted) => {
-                self.interrupted.fetch_add(1, Ordering::SeqCst);
-            }
-            Some(gangway::ipc::CancelReason::Revoked) => {
-                self.revoked.fetch_add(1, Ordering::SeqCst);
-            }
-            Some(gangway::ipc::CancelReason::Expired) => {
-                self.expired.fetch_add(1, Ordering::SeqCst);
-            }
-            _ => {}
+        let seen = match self.waiter.wait(&self.ctx, self.stubborn).await {
+            Some(CancelReason::CallerGone) => Some(&self.caller_gone),
+            Some(CancelReason::Interrupted) => Some(&self.interrupted),
+            Some(CancelReason::Revoked) => Some(&self.revoked),
+            Some(CancelReason::Expired) => Some(&self.expired),
+            _ => None,
+        };
+        if let Some(count) = seen {
+            count.fetch_add(1, Ordering::SeqCst);
         }
         "cancelled".to_owned()
     }
@@ -410,7 +403,7 @@ impl Login {
 /// Call contexts a handler kept, for the test to read how (and whether)
 /// each call was cancelled, after the handler is gone too.
 #[derive(Clone, Default)]
-pub struct Kept(Arc<Mutex<Vec<gangway::ipc::CallContext>>>);
+pub struct Kept(Arc<Mutex<Vec<CallContext>>>);
 
 impl Kept {
     /// How many contexts were kept: how many calls began.
@@ -419,16 +412,16 @@ impl Kept {
     }
 
     /// The `index`th context kept.
-    pub fn get(&self, index: usize) -> gangway::ipc::CallContext {
+    pub fn get(&self, index: usize) -> CallContext {
         self.0.lock().unwrap()[index].clone()
     }
 
     /// Why the `index`th call was cancelled, if it was.
-    pub fn reason(&self, index: usize) -> Option<gangway::ipc::CancelReason> {
+    pub fn reason(&self, index: usize) -> Option<CancelReason> {
         self.get(index).cancel_reason()
     }
 
-    fn push(&self, context: gangway::ipc::CallContext) {
+    fn push(&self, context: CallContext) {
         self.0.lock().unwrap().push(context);
     }
 }
@@ -463,24 +456,24 @@ pub struct Keep {
     pub stubborn: bool,
     #[ipc(context)]
     #[serde(skip)]
-    pub ctx: gangway::ipc::CallContext,
+    pub ctx: CallContext,
     #[ipc(state)]
     #[serde(skip)]
     pub kept: Kept,
     #[ipc(state)]
     #[serde(skip)]
     pub hook: Hook,
+    #[ipc(state)]
+    #[serde(skip)]
+    pub waiter: Waiter,
 }
 
 impl Keep {
     async fn handle(&mut self) -> String {
         self.kept.push(self.ctx.clone());
         self.hook.run();
-        if self.stubborn {
-            tokio::time::sleep(std::time::Duration::from_secs(3600)).await;
-        }
-        self.ctx.cancelled().await;
-        format!("{:?}", self.ctx.cancel_reason())
+        let reason = self.waiter.wait(&self.ctx, self.stubborn).await;
+        format!("{reason:?}")
     }
 }
 
@@ -508,7 +501,7 @@ impl gangway::ipc::IpcCommand for ByHand {
     }
 
     async fn handle(&mut self) -> String {
-        let ctx = gangway::ipc::CallContext::current();
+        let ctx = CallContext::current();
         self.kept.push(ctx.clone());
         ctx.cancelled().await;
         format!("{:?}", ctx.cancel_reason())

@@ -21,7 +21,7 @@ pub mod wire;
 #[allow(unused_imports)]
 pub use commands::{
     Bytes, Cat, Counter, EchoArgs, Fail, Greet, Hang, Login, Note, Order, Ping, Repeat, Report,
-    ReportCommand, Search, Sleep, Upper, Wait,
+    ReportCommand, Search, Sleep, Upper, Wait, Waiter,
 };
 
 /// The `gangway` binary under test.
@@ -121,17 +121,21 @@ pub fn router(tally: &Tally) -> IpcRouter {
         .register(Hang {
             stubborn: false,
             ctx: gangway::ipc::CallContext::detached(),
-            started: tally.hangs_started.clone(),
+            waiter: Waiter {
+                started: tally.hangs_started.clone(),
+                abandoned: tally.hangs_abandoned.clone(),
+            },
             timed_out: tally.hangs_timed_out.clone(),
-            abandoned: tally.hangs_abandoned.clone(),
         })
         .register(Wait {
             ctx: gangway::ipc::CallContext::detached(),
-            started: tally.waits_started.clone(),
+            waiter: Waiter {
+                started: tally.waits_started.clone(),
+                abandoned: tally.waits_abandoned.clone(),
+            },
             caller_gone: tally.waits_caller_gone.clone(),
             interrupted: tally.waits_interrupted.clone(),
             stubborn: false,
-            abandoned: tally.waits_abandoned.clone(),
             revoked: tally.waits_revoked.clone(),
             expired: tally.waits_expired.clone(),
         })
@@ -250,14 +254,26 @@ impl Host {
         grace: std::time::Duration,
         client: &Path,
     ) -> Host {
+        let tally = Tally::default();
+        let router = router(&tally);
+        Host::start_router(builder.client_bin(client), router, tally, style, grace)
+    }
+
+    /// A host serving `router`, whose commands keep their counts in
+    /// `tally`, with wrappers of `style` and a cancel grace of `grace`.
+    fn start_router(
+        builder: gangway::ipc::IpcServerBuilder,
+        router: IpcRouter,
+        tally: Tally,
+        style: Style,
+        grace: std::time::Duration,
+    ) -> Host {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
             .build()
             .unwrap();
-        let tally = Tally::default();
         let wrappers = tempfile::tempdir().unwrap();
-        let router = router(&tally);
         gangway_codegen::write_wrappers_with(
             &router.manifest(),
             wrappers.path(),
@@ -268,7 +284,6 @@ impl Host {
             .block_on(
                 builder
                     .cancel_grace(grace)
-                    .client_bin(client)
                     .wrapper_dir(wrappers.path())
                     .start(router),
             )

@@ -12,7 +12,7 @@ use gangway::ipc::{CallContext, CommandResult, InputStream, IpcRouter, IpcServer
 use serde::{Deserialize, Serialize};
 use tokio::sync::Semaphore;
 
-pub use super::commands::{ByHand, Hook, Keep, Kept};
+pub use super::commands::{ByHand, Hook, Keep, Kept, Waiter};
 use super::{GANGWAY_CLIENT, Host, Style, Tally};
 
 /// What a held handler waits on until the test opens it, once per open.
@@ -90,17 +90,27 @@ pub struct Generate {
 
 impl Generate {
     async fn handle(&mut self) {
-        let chunk = vec![b'x'; 64 * 1024];
-        let mut left = self.bytes;
-        while left > 0 {
-            let n = left.min(chunk.len() as u64) as usize;
-            if self.ctx.stdout(&chunk[..n]).await.is_err() {
-                self.ended_early.fetch_add(1, Ordering::SeqCst);
-                return;
-            }
-            left -= n as u64;
+        if !write_xs(&self.ctx, self.bytes, |_| {}).await {
+            self.ended_early.fetch_add(1, Ordering::SeqCst);
         }
     }
+}
+
+/// What `generate` and `flood` do: write `bytes` bytes of `x` to stdout in
+/// 64 KiB chunks, telling `wrote` the size of each write handed over;
+/// false if a write failed before the end.
+async fn write_xs(ctx: &CallContext, bytes: u64, mut wrote: impl FnMut(u64)) -> bool {
+    let chunk = vec![b'x'; 64 * 1024];
+    let mut left = bytes;
+    while left > 0 {
+        let n = left.min(chunk.len() as u64) as usize;
+        if ctx.stdout(&chunk[..n]).await.is_err() {
+            return false;
+        }
+        wrote(n as u64);
+        left -= n as u64;
+    }
+    true
 }
 
 /// The length and FNV-1a hash of the input, read as it streams in.
@@ -233,16 +243,10 @@ pub struct Flood {
 
 impl Flood {
     async fn handle(&mut self) {
-        let chunk = vec![b'x'; 64 * 1024];
-        let mut left = self.bytes;
-        while left > 0 {
-            let n = left.min(chunk.len() as u64) as usize;
-            if self.ctx.stdout(&chunk[..n]).await.is_err() {
-                return;
-            }
-            self.written.fetch_add(n as u64, Ordering::SeqCst);
-            left -= n as u64;
-        }
+        write_xs(&self.ctx, self.bytes, |n| {
+            self.written.fetch_add(n, Ordering::SeqCst);
+        })
+        .await;
     }
 }
 
@@ -321,13 +325,12 @@ pub struct Probes {
     pub kept: Kept,
     /// What `keep` runs as it begins.
     pub hook: Hook,
+    /// The `keep` calls begun, and those dropped before they finished.
+    pub keep: Waiter,
     /// The contexts `by_hand` calls found with `CallContext::current()`.
     pub by_hand: Kept,
 }
 
-/// A host serving the usual router and the probe commands (`drip`,
-/// `flood`, `chatter`, `spin`, `keep`, `by_hand`), with wrappers of
-/// `style` and a cancel grace of `grace`.
 /// The test router with the probed commands a derive makes (what the
 /// source scanner finds in these files); `probed_host` adds the
 /// hand-written one.
@@ -357,42 +360,22 @@ pub fn derived_router(tally: &Tally, probes: &Probes) -> IpcRouter {
             ctx: CallContext::detached(),
             kept: probes.kept.clone(),
             hook: probes.hook.clone(),
+            waiter: probes.keep.clone(),
         })
 }
 
+/// A host serving the usual router and the probe commands (`drip`,
+/// `flood`, `chatter`, `spin`, `keep`, `by_hand`), with wrappers of
+/// `style` and a cancel grace of `grace`.
 pub fn probed_host(builder: IpcServerBuilder, style: Style, grace: Duration) -> (Host, Probes) {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
     let tally = Tally::default();
     let probes = Probes::default();
     let router = derived_router(&tally, &probes).register(ByHand {
         kept: probes.by_hand.clone(),
     });
-    let wrappers = tempfile::tempdir().unwrap();
-    gangway_codegen::write_wrappers_with(
-        &router.manifest(),
-        wrappers.path(),
-        &style.wrapper_style(),
+    let builder = builder.client_bin(GANGWAY_CLIENT);
+    (
+        Host::start_router(builder, router, tally, style, grace),
+        probes,
     )
-    .unwrap();
-    let server = runtime
-        .block_on(
-            builder
-                .cancel_grace(grace)
-                .client_bin(GANGWAY_CLIENT)
-                .wrapper_dir(wrappers.path())
-                .start(router),
-        )
-        .unwrap();
-    let host = Host {
-        runtime,
-        server: Some(server),
-        wrappers,
-        tally,
-        style,
-    };
-    (host, probes)
 }
