@@ -36,6 +36,7 @@ fn main() {
     let router = IpcRouter::new().register(EchoArgs { words: vec![] });
     let scripts = common::wrappers(&router, false);
     let links = common::wrappers(&router, true);
+    let router_for_links = router.clone();
     let server = common::serve(&runtime, router.clone(), scripts.path());
     let env = server.sandbox_env();
     let link_env = env
@@ -53,7 +54,21 @@ fn main() {
         .clone()
         .with_wrapper_dir(Some(links.path().to_path_buf()));
 
-    shell_loops(&env, &link_env, &audited_env, &audited_link_env);
+    let static_client = common::static_client();
+    let static_links = static_client
+        .as_deref()
+        .map(|client| common::wrappers_with_client(&router_for_links, client));
+    let static_link_env = static_links
+        .as_ref()
+        .map(|dir| env.clone().with_wrapper_dir(Some(dir.path().to_path_buf())));
+    let envs = LoopEnvs {
+        scripts: &env,
+        links: &link_env,
+        audited_scripts: &audited_env,
+        audited_links: &audited_link_env,
+        static_links: static_link_env.as_ref(),
+    };
+    shell_loops(&envs, static_client.as_deref());
     round_trips(&env, &audited_env);
 
     let _ = std::io::stdout().flush();
@@ -63,13 +78,100 @@ fn main() {
     println!("audit records written: {}", records.lines().count());
 }
 
+/// The environments the shell loops call through.
+struct LoopEnvs<'a> {
+    scripts: &'a SandboxEnv,
+    links: &'a SandboxEnv,
+    audited_scripts: &'a SandboxEnv,
+    audited_links: &'a SandboxEnv,
+    /// Links to the statically linked client, when it was built.
+    static_links: Option<&'a SandboxEnv>,
+}
+
 /// 1. Calls from a shell loop, per call, each case beside `/bin/true`.
-fn shell_loops(
-    env: &SandboxEnv,
-    link_env: &SandboxEnv,
-    audited_env: &SandboxEnv,
-    audited_link_env: &SandboxEnv,
-) {
+fn shell_loops(envs: &LoopEnvs<'_>, static_client: Option<&str>) {
+    let version = format!("{CLIENT} --version");
+    // (name, environment, command, target)
+    let mut cases: Vec<(&str, &SandboxEnv, String, &str)> = vec![
+        ("/bin/true (floor)", envs.scripts, "/bin/true x".into(), ""),
+        (
+            "lean client --version",
+            envs.scripts,
+            version,
+            "at most 1.2x",
+        ),
+        (
+            "script wrapper call",
+            envs.scripts,
+            "echoargs x".into(),
+            "at most 2.6x",
+        ),
+        (
+            "link wrapper call",
+            envs.links,
+            "echoargs x".into(),
+            "at most 1.6x",
+        ),
+        // As in a `Bwrap::prefix` sandbox: the token read from its file.
+        (
+            "link, token from file",
+            envs.links,
+            "GANGWAY_TOKEN= echoargs x".into(),
+            "within 5% of the link call",
+        ),
+        (
+            "script, audit + guard",
+            envs.audited_scripts,
+            "echoargs x".into(),
+            "within 10% of the plain call",
+        ),
+        (
+            "link, audit + guard",
+            envs.audited_links,
+            "echoargs x".into(),
+            "within 10% of the plain call",
+        ),
+    ];
+    if let (Some(client), Some(static_links)) = (static_client, envs.static_links) {
+        cases.push((
+            "static client --version",
+            envs.scripts,
+            format!("{client} --version"),
+            "at most 1.1x",
+        ));
+        cases.push((
+            "link call, static client",
+            static_links,
+            "echoargs x".into(),
+            "at most 1.6x",
+        ));
+    }
+    let medians = interleaved_loops(&cases);
+    let floor = medians[0].as_secs_f64();
+    for ((name, .., target), time) in cases.iter().zip(&medians) {
+        println!(
+            "{name:<24} {time:>10.1?} per call  {:.2}x /bin/true  {target}",
+            time.as_secs_f64() / floor
+        );
+    }
+    if static_client.is_none() {
+        println!("static client: not built (scripts/build-static-client); its cases are left out");
+    }
+    println!(
+        "link wrapper, token from its file: {:.3}x the call with GANGWAY_TOKEN",
+        medians[4].as_secs_f64() / medians[3].as_secs_f64()
+    );
+    for (style, plain, authority) in [("script", 2, 5), ("link", 3, 6)] {
+        println!(
+            "{style} wrapper with audit + guard: {:.3}x the plain call",
+            medians[authority].as_secs_f64() / medians[plain].as_secs_f64()
+        );
+    }
+}
+
+/// Each case's median time per call over 11 rounds, the cases taking turns
+/// within each round so that all see the same machine.
+fn interleaved_loops(cases: &[(&str, &SandboxEnv, String, &str)]) -> Vec<Duration> {
     const CALLS: u32 = 300;
     let shell_loop = |env: &SandboxEnv, command: &str| {
         let script = format!(
@@ -83,57 +185,16 @@ fn shell_loops(
         assert!(status.success(), "`{command}` failed in the loop");
         started.elapsed() / CALLS
     };
-    let version = format!("{CLIENT} --version");
-    let cases: [(&str, &SandboxEnv, &str); 7] = [
-        ("/bin/true (floor)", env, "/bin/true x"),
-        ("lean client --version", env, &version),
-        ("script wrapper call", env, "echoargs x"),
-        ("link wrapper call", link_env, "echoargs x"),
-        // As in a `Bwrap::prefix` sandbox: the token read from its file.
-        (
-            "link, token from file",
-            link_env,
-            "GANGWAY_TOKEN= echoargs x",
-        ),
-        ("script, audit + guard", audited_env, "echoargs x"),
-        ("link, audit + guard", audited_link_env, "echoargs x"),
-    ];
-    for (_, env, command) in &cases {
+    for (_, env, command, _) in cases {
         shell_loop(env, command);
     }
     let mut samples: Vec<Vec<Duration>> = vec![Vec::new(); cases.len()];
     for _ in 0..11 {
-        for (i, (_, env, command)) in cases.iter().enumerate() {
+        for (i, (_, env, command, _)) in cases.iter().enumerate() {
             samples[i].push(shell_loop(env, command));
         }
     }
-    let medians: Vec<Duration> = samples.into_iter().map(median).collect();
-    let floor = medians[0].as_secs_f64();
-    let targets = [
-        "",
-        "at most 1.2x",
-        "at most 2.6x",
-        "at most 1.6x",
-        "within 5% of the link call",
-        "within 10% of the plain call",
-        "within 10% of the plain call",
-    ];
-    for (((name, ..), time), target) in cases.iter().zip(&medians).zip(targets) {
-        println!(
-            "{name:<24} {time:>10.1?} per call  {:.2}x /bin/true  {target}",
-            time.as_secs_f64() / floor
-        );
-    }
-    println!(
-        "link wrapper, token from its file: {:.3}x the call with GANGWAY_TOKEN",
-        medians[4].as_secs_f64() / medians[3].as_secs_f64()
-    );
-    for (style, plain, authority) in [("script", 2, 5), ("link", 3, 6)] {
-        println!(
-            "{style} wrapper with audit + guard: {:.3}x the plain call",
-            medians[authority].as_secs_f64() / medians[plain].as_secs_f64()
-        );
-    }
+    samples.into_iter().map(median).collect()
 }
 
 /// 2. In-process round trips on the Unix socket, beside a bare frame echo.

@@ -14,7 +14,8 @@
 //!   scripts|links] [--client <file>] [--check]`: a shell script per command
 //!   (the default), or the client program and a link per command to it (one
 //!   process start per call; the client is `--client`, else `GANGWAY_BIN`,
-//!   else `gangway-client` or `gangway` beside this program or on `PATH`)
+//!   else `gangway-client-static` (see `scripts/build-static-client`),
+//!   `gangway-client` or `gangway` beside this program or on `PATH`)
 //! - `gangway manifest --src <dir>`
 //! - `gangway reference (--manifest <file> | --src <dir>)`
 //!
@@ -121,8 +122,8 @@ struct Wrappers {
     #[arg(long, value_enum, default_value_t = Style::Scripts)]
     style: Style,
     /// With `--style links`: the client program to place in the directory
-    /// (default: `GANGWAY_BIN`, else `gangway-client` or `gangway` beside
-    /// this program or on `PATH`).
+    /// (default: `GANGWAY_BIN`, else the static `gangway-client-static`,
+    /// `gangway-client` or `gangway` beside this program or on `PATH`).
     #[arg(long, value_name = "FILE")]
     client: Option<PathBuf>,
     /// Write nothing; exit 1 with a diff when the directory is out of date.
@@ -276,7 +277,7 @@ fn run_wrappers(wrappers: Wrappers) -> i32 {
             Some(client) => WrapperStyle::Links { client },
             None => {
                 return fail(
-                    &"link wrappers need the client program: no `gangway-client` or `gangway` \
+                    &"link wrappers need the client program: no `gangway-client-static`, `gangway-client` or `gangway` \
                      was found beside this program or on PATH; give `--client <file>`",
                 );
             }

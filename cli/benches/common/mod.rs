@@ -36,16 +36,37 @@ pub fn runtime() -> tokio::runtime::Runtime {
 /// A fresh directory of `router`'s wrappers: scripts, or links to the
 /// lean client.
 pub fn wrappers(router: &IpcRouter, links: bool) -> tempfile::TempDir {
+    if links {
+        return wrappers_with_client(router, CLIENT);
+    }
     let dir = tempfile::tempdir().unwrap();
-    let style = if links {
-        gangway_codegen::WrapperStyle::Links {
-            client: CLIENT.into(),
-        }
-    } else {
-        gangway_codegen::WrapperStyle::Scripts
+    let style = gangway_codegen::WrapperStyle::Scripts;
+    gangway_codegen::write_wrappers_with(&router.manifest(), dir.path(), &style).unwrap();
+    dir
+}
+
+/// A fresh directory of `router`'s link wrappers to `client`.
+pub fn wrappers_with_client(router: &IpcRouter, client: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let style = gangway_codegen::WrapperStyle::Links {
+        client: client.into(),
     };
     gangway_codegen::write_wrappers_with(&router.manifest(), dir.path(), &style).unwrap();
     dir
+}
+
+/// The statically linked client `scripts/build-static-client` placed
+/// (`GANGWAY_STATIC_CLIENT`, else `target/static/gangway-client-static`),
+/// if it is there.
+#[allow(dead_code)] // not every bench compares the static client
+pub fn static_client() -> Option<String> {
+    let path = std::env::var_os("GANGWAY_STATIC_CLIENT")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../target/static/gangway-client-static")
+        });
+    path.is_file().then(|| path.to_string_lossy().into_owned())
 }
 
 /// `router` served with the lean client, its sandbox environment naming

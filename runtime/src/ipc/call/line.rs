@@ -30,6 +30,19 @@ pub(crate) trait CallLine: Send + Sync {
         cancelled: &'a CancellationToken,
     ) -> Written<'a>;
 
+    /// Sends `bytes` as [`write`](Self::write) does when that needs no
+    /// waiting: `Some(sent)`, or `None` when it would wait (then `write`
+    /// does). Lets the common write go without a boxed future.
+    fn try_write(
+        &self,
+        stream: OutputStream,
+        bytes: &[u8],
+        cancelled: &CancellationToken,
+    ) -> Option<bool> {
+        let _ = (stream, bytes, cancelled);
+        None
+    }
+
     /// How far the call has come; never waits.
     fn progress(&self, done: u64, total: Option<u64>, message: Option<String>);
 

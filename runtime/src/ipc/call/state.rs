@@ -100,7 +100,11 @@ impl ContextState {
         let Some(line) = &self.line else {
             return Ok(());
         };
-        if line.write(stream, bytes, &self.token).await {
+        let sent = match line.try_write(stream, bytes, &self.token) {
+            Some(sent) => sent,
+            None => line.write(stream, bytes, &self.token).await,
+        };
+        if sent {
             return Ok(());
         }
         Err(CallEnded {

@@ -12,14 +12,20 @@ use super::framing::decode;
 /// [`HostFrame::Output`](super::HostFrame::Output) would be encoded (the
 /// protocol test checks they decode alike), into a buffer of its exact
 /// size: the bulk of a streaming call, so one copy of the data and no
-/// serializer in between.
-#[cfg(any(feature = "ipc", test))]
+/// serializer in between. (The server writes output as
+/// [`encode_output_header`] and the data; this is their reference.)
+#[cfg(test)]
 pub(crate) fn encode_output(id: u64, stream: OutputStream, data: &[u8]) -> Vec<u8> {
-    let stream = match stream {
+    encode_chunk("output", id, Some(stream_name(stream)), data)
+}
+
+/// A stream's name on the wire.
+#[cfg(any(feature = "ipc", test))]
+fn stream_name(stream: OutputStream) -> &'static str {
+    match stream {
         OutputStream::Stdout => "stdout",
         OutputStream::Stderr => "stderr",
-    };
-    encode_chunk("output", id, Some(stream), data)
+    }
 }
 
 /// An output frame's call, stream and data, borrowed from the frame's
@@ -71,19 +77,40 @@ pub(crate) fn encode_input(id: u64, data: &[u8]) -> Vec<u8> {
 /// data, written by hand.
 fn encode_chunk(kind: &str, id: u64, stream: Option<&str>, data: &[u8]) -> Vec<u8> {
     let mut body = Vec::with_capacity(data.len() + CHUNK_OVERHEAD);
-    // Writing into a `Vec` cannot fail.
-    let _ = rmp::encode::write_map_len(&mut body, 1);
-    let _ = rmp::encode::write_str(&mut body, kind);
-    let _ = rmp::encode::write_map_len(&mut body, if stream.is_some() { 3 } else { 2 });
-    let _ = rmp::encode::write_str(&mut body, "id");
-    let _ = rmp::encode::write_uint(&mut body, id);
-    if let Some(stream) = stream {
-        let _ = rmp::encode::write_str(&mut body, "stream");
-        let _ = rmp::encode::write_str(&mut body, stream);
-    }
-    let _ = rmp::encode::write_str(&mut body, "data");
-    let _ = rmp::encode::write_bin(&mut body, data);
+    write_envelope(&mut body, kind, id, stream, data.len());
+    body.extend_from_slice(data);
     body
+}
+
+/// A data frame's envelope, up to and including its data's length: what
+/// precedes the data in the frame's body.
+fn write_envelope(body: &mut Vec<u8>, kind: &str, id: u64, stream: Option<&str>, len: usize) {
+    // Writing into a `Vec` cannot fail; a chunk's length is under the
+    // frame limit, far under 4 GiB.
+    let _ = rmp::encode::write_map_len(body, 1);
+    let _ = rmp::encode::write_str(body, kind);
+    let _ = rmp::encode::write_map_len(body, if stream.is_some() { 3 } else { 2 });
+    let _ = rmp::encode::write_str(body, "id");
+    let _ = rmp::encode::write_uint(body, id);
+    if let Some(stream) = stream {
+        let _ = rmp::encode::write_str(body, "stream");
+        let _ = rmp::encode::write_str(body, stream);
+    }
+    let _ = rmp::encode::write_str(body, "data");
+    let _ = rmp::encode::write_bin_len(body, u32::try_from(len).unwrap_or(u32::MAX));
+}
+
+/// Appends to `out` what precedes `len` bytes of output data on the wire:
+/// the frame's length prefix and the envelope of an output frame, so a
+/// frame goes out as this and the data, the data never copied into it.
+#[cfg(feature = "ipc")]
+pub(crate) fn encode_output_header(out: &mut Vec<u8>, id: u64, stream: OutputStream, len: usize) {
+    let at = out.len();
+    out.extend_from_slice(&[0; 4]);
+    write_envelope(out, "output", id, Some(stream_name(stream)), len);
+    let body_len = out.len() - at - 4 + len;
+    let prefix = u32::try_from(body_len).unwrap_or(u32::MAX).to_be_bytes();
+    out[at..at + 4].copy_from_slice(&prefix);
 }
 
 /// The bytes a frame's envelope adds around a chunk of data, at most: what
@@ -97,4 +124,28 @@ pub(crate) fn version_mismatch(client: u32, host: u32) -> String {
         "the client speaks gangway protocol version {client} and the host version {host}; \
          use the client of the host's gangway release (and regenerate the wrappers with it)"
     )
+}
+
+#[cfg(all(test, feature = "ipc"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_output_header_and_its_data_are_the_frame_encode_output_makes() {
+        for len in [0, 1, 31, 32, 255, 256, 65_535, 65_536, 300_000] {
+            let data = vec![7u8; len];
+            for stream in [OutputStream::Stdout, OutputStream::Stderr] {
+                let mut wire = b"before".to_vec();
+                encode_output_header(&mut wire, 1 << 40, stream, len);
+                wire.extend_from_slice(&data);
+                let mut expected = b"before".to_vec();
+                super::super::framing::append_frame(
+                    &mut expected,
+                    &encode_output(1 << 40, stream, &data),
+                )
+                .unwrap();
+                assert_eq!(wire, expected, "{len} bytes of {stream:?}");
+            }
+        }
+    }
 }

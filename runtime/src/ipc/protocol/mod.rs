@@ -58,8 +58,10 @@ mod framing;
 pub use crate::ipc::call::output_stream::OutputStream;
 #[cfg(any(feature = "ipc", test))]
 pub(crate) use chunks::decode_input;
-#[cfg(any(feature = "ipc", test))]
+#[cfg(test)]
 pub(crate) use chunks::encode_output;
+#[cfg(feature = "ipc")]
+pub(crate) use chunks::encode_output_header;
 pub(crate) use chunks::{CHUNK_OVERHEAD, decode_output, encode_input, version_mismatch};
 #[cfg(feature = "ipc")]
 pub(crate) use framing::read_body_async;

@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::{Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 
+use super::gather::Gather;
 use super::outbox::{Control, Hold, Outgoing, ProgressSlot};
 use crate::ipc::call::context::CallContext;
 use crate::ipc::call::line::{CallLine, InputChunks, Written};
@@ -41,6 +42,8 @@ pub(crate) struct CallIo {
     control: mpsc::UnboundedSender<Control>,
     window: Arc<Semaphore>,
     max_chunk: usize,
+    /// The call's output not yet taken by the writer.
+    gather: Arc<Gather>,
     progress: Arc<ProgressSlot>,
     input: Mutex<InputFeed>,
     /// Cancelled once the call is answered: its output still queued is
@@ -67,14 +70,16 @@ impl CallIo {
         control: mpsc::UnboundedSender<Control>,
         max_frame: usize,
     ) -> Self {
+        let max_chunk = max_frame
+            .saturating_sub(protocol::CHUNK_OVERHEAD)
+            .clamp(1, MAX_CHUNK);
         CallIo {
             id,
             frames,
             control,
             window: Arc::new(Semaphore::new(OUTPUT_WINDOW)),
-            max_chunk: max_frame
-                .saturating_sub(protocol::CHUNK_OVERHEAD)
-                .clamp(1, MAX_CHUNK),
+            max_chunk,
+            gather: Arc::new(Gather::new(id, max_chunk)),
             progress: Arc::new(ProgressSlot::default()),
             input: Mutex::new(InputFeed::default()),
             answered: CancellationToken::new(),
@@ -84,8 +89,9 @@ impl CallIo {
     }
 
     /// Sends `data` to the caller's `stream` in chunks, each waiting for
-    /// room in the call's window. `false` once the call is cancelled or the
-    /// connection gone.
+    /// room in the call's window and, when the call's output needs a new
+    /// notice, for room in the connection's queue. `false` once the call is
+    /// cancelled or the connection gone.
     async fn write_now(
         &self,
         stream: OutputStream,
@@ -106,23 +112,88 @@ impl CallIo {
                 () = cancelled.cancelled() => return false,
                 permit = self.window.clone().acquire_many_owned(wanted) => permit,
             };
-            let Ok(permit) = permit else { return false };
-            let frame = Outgoing {
-                body: protocol::encode_output(self.id, stream, chunk),
-                hold: Hold::Output(permit, [cancelled.clone(), self.answered.clone()]),
-            };
-            let sent = tokio::select! {
-                biased;
-                () = cancelled.cancelled() => return false,
-                sent = frames.send(frame) => sent,
-            };
-            if sent.is_err() {
-                return false;
+            let Ok(mut permit) = permit else { return false };
+            // Room for the notice is taken when there is some; when the
+            // queue is full, waited for outside the gather's lock, and the
+            // append tried again.
+            let mut slot = None;
+            loop {
+                let appended =
+                    self.gather
+                        .append(stream, chunk, permit, [cancelled, &self.answered], || {
+                            let slot = match slot.take() {
+                                Some(slot) => slot,
+                                None => match frames.try_reserve() {
+                                    Ok(slot) => slot,
+                                    Err(_) => return false,
+                                },
+                            };
+                            slot.send(self.notice());
+                            true
+                        });
+                match appended {
+                    Ok(()) => break,
+                    Err(back) => permit = back,
+                }
+                slot = tokio::select! {
+                    biased;
+                    () = cancelled.cancelled() => return false,
+                    slot = frames.reserve() => match slot {
+                        Ok(slot) => Some(slot),
+                        Err(_) => return false,
+                    },
+                };
             }
             self.bytes_out
                 .fetch_add(chunk.len() as u64, Ordering::Relaxed);
         }
         true
+    }
+
+    /// Sends `data` as [`write_now`](Self::write_now) does when that needs
+    /// no waiting (room in the window, and in the queue if a notice is
+    /// due): the common case, with no future to box. `None` when it would
+    /// wait.
+    fn try_write_now(
+        &self,
+        stream: OutputStream,
+        data: &[u8],
+        cancelled: &CancellationToken,
+    ) -> Option<bool> {
+        if cancelled.is_cancelled() {
+            return Some(false);
+        }
+        let Some(frames) = self.frames.upgrade() else {
+            return Some(false);
+        };
+        if data.is_empty() {
+            return Some(true);
+        }
+        if data.len() > self.max_chunk {
+            return None;
+        }
+        let wanted = u32::try_from(data.len()).ok()?;
+        let permit = self.window.clone().try_acquire_many_owned(wanted).ok()?;
+        let appended =
+            self.gather
+                .append(stream, data, permit, [cancelled, &self.answered], || {
+                    frames
+                        .try_reserve()
+                        .map(|slot| slot.send(self.notice()))
+                        .is_ok()
+                });
+        appended.ok()?;
+        self.bytes_out
+            .fetch_add(data.len() as u64, Ordering::Relaxed);
+        Some(true)
+    }
+
+    /// What stands in the writer's queue for the call's gathered output.
+    fn notice(&self) -> Outgoing {
+        Outgoing {
+            body: Vec::new(),
+            hold: Hold::Gathered(self.gather.clone()),
+        }
     }
 
     /// Records the call's progress and makes sure a frame for it is
@@ -245,6 +316,15 @@ impl CallLine for CallIo {
         cancelled: &'a CancellationToken,
     ) -> Written<'a> {
         Box::pin(self.write_now(stream, bytes, cancelled))
+    }
+
+    fn try_write(
+        &self,
+        stream: OutputStream,
+        bytes: &[u8],
+        cancelled: &CancellationToken,
+    ) -> Option<bool> {
+        self.try_write_now(stream, bytes, cancelled)
     }
 
     fn progress(&self, done: u64, total: Option<u64>, message: Option<String>) {

@@ -23,6 +23,8 @@
 //! - `outbox`: the one writer per connection, answers and output in order;
 //! - `call`: running one call, within its time limit, and its answer;
 //! - `call_io`: a call's output, progress and streamed input;
+//! - `gather`: a call's small writes gathered while the writer is busy,
+//!   written as few frames in one system call;
 //! - `auditor`: the queue and thread that feed the audit sink.
 //!
 //! This file is the table of contents: every other file imports what it
@@ -35,6 +37,7 @@ mod call;
 mod call_io;
 mod calls;
 mod connection;
+mod gather;
 mod grants;
 mod handshake;
 mod host;

@@ -11,6 +11,7 @@ use tokio::io::AsyncWrite;
 use tokio::sync::{OwnedSemaphorePermit, mpsc};
 use tokio_util::sync::CancellationToken;
 
+use super::gather::{Gather, Taken};
 use crate::ipc::protocol::{self, HostFrame, Progress};
 use crate::sync::LockUnpoisoned;
 
@@ -27,13 +28,10 @@ pub(crate) enum Hold {
     Nothing,
     /// A call's answer: see [`Held`].
     Answer(#[expect(dead_code, reason = "held until the answer is written")] Held),
-    /// An output chunk: its bytes of the call's output window, and the
-    /// call's cancellation and end (past either, the chunk's write is
-    /// timed).
-    Output(
-        #[expect(dead_code, reason = "held until the chunk is written")] OwnedSemaphorePermit,
-        [CancellationToken; 2],
-    ),
+    /// A call's gathered output: the writer takes what was gathered when
+    /// it reaches this (the frame's body is empty), and holds its window
+    /// bytes until they are written.
+    Gathered(Arc<Gather>),
 }
 
 /// What a call's answer holds until it is written.
@@ -150,16 +148,20 @@ pub(crate) async fn write_frames<W>(
             WriterStep::Done => return,
         };
         control_turn = hold.is_some();
-        let running = match &hold {
-            Some(Hold::Output(_, ends)) => Some(ends.clone()),
+        let taken = match &hold {
+            Some(Hold::Gathered(gather)) => Some(gather.take()),
             _ => None,
+        };
+        let (wire, running) = match (&hold, &taken) {
+            (_, Some(taken)) => (Wire::Gathered(taken), taken.ends.clone()),
+            _ => (Wire::Frame(&body), None),
         };
         let written = tokio::select! {
             biased;
             () = stop.cancelled() => return,
-            written = write_within(&mut writer, &body, io, running) => written,
+            written = write_within(&mut writer, wire, io, running) => written,
         };
-        drop(hold);
+        drop((hold, taken));
         if !written {
             stop.cancel();
             return;
@@ -193,19 +195,33 @@ fn call_frame(
     }
 }
 
-/// Writes one frame within the I/O timeout; an output chunk of a call
-/// still `running` waits until the call is cancelled or answered (either
-/// token) before its timeout starts. `false` when it failed or timed out.
+/// What the writer writes in one go.
+enum Wire<'a> {
+    /// One frame's body.
+    Frame(&'a [u8]),
+    /// A call's gathered output, as frames.
+    Gathered(&'a Taken),
+}
+
+/// Writes one frame, or a call's gathered frames, within the I/O timeout;
+/// output of a call still `running` waits until the call is cancelled or
+/// answered (either token) before its timeout starts. `false` when it
+/// failed or timed out.
 async fn write_within<W>(
     writer: &mut W,
-    body: &[u8],
+    wire: Wire<'_>,
     io: Duration,
     running: Option<[CancellationToken; 2]>,
 ) -> bool
 where
     W: AsyncWrite + Unpin,
 {
-    let write = protocol::write_frame_async(writer, body);
+    let write = async {
+        match wire {
+            Wire::Frame(body) => protocol::write_frame_async(writer, body).await,
+            Wire::Gathered(taken) => write_gathered(writer, taken).await,
+        }
+    };
     tokio::pin!(write);
     if let Some([cancelled, answered]) = running {
         tokio::select! {
@@ -216,6 +232,26 @@ where
         }
     }
     matches!(tokio::time::timeout(io, write).await, Ok(Ok(())))
+}
+
+/// Writes a call's gathered output: every frame, in as few system calls as
+/// the socket takes them.
+async fn write_gathered<W>(writer: &mut W, taken: &Taken) -> std::io::Result<()>
+where
+    W: AsyncWrite + Unpin,
+{
+    use tokio::io::AsyncWriteExt;
+    let mut headers = Vec::new();
+    let mut slices = taken.frames(&mut headers);
+    let mut left = &mut slices[..];
+    while !left.is_empty() {
+        let n = writer.write_vectored(left).await?;
+        if n == 0 {
+            return Err(std::io::ErrorKind::WriteZero.into());
+        }
+        std::io::IoSlice::advance_slices(&mut left, n);
+    }
+    writer.flush().await
 }
 
 /// An answer (or an error about the connection, id 0) as a frame body.
