@@ -28,15 +28,23 @@ fn kill(pid: i32, signal: i32) {
     unsafe { libc::kill(pid, signal) };
 }
 
-/// Whether process `pid` is stopped (by SIGSTOP), or gone.
+/// Whether every thread of process `pid` is stopped (by SIGSTOP), or the
+/// process is gone. Every thread: one still running could be the one
+/// installing the signal watch, and `SigCgt` read before it stops would
+/// be out of date by the time the signal lands.
 fn stopped_or_gone(pid: u32) -> bool {
-    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
         return true;
     };
-    let state = stat
-        .rfind(')')
-        .and_then(|end| stat[end + 1..].trim_start().chars().next());
-    matches!(state, Some('T' | 'Z' | 'X'))
+    tasks.flatten().all(|task| {
+        let Ok(stat) = std::fs::read_to_string(task.path().join("stat")) else {
+            return true;
+        };
+        let state = stat
+            .rfind(')')
+            .and_then(|end| stat[end + 1..].trim_start().chars().next());
+        matches!(state, Some('T' | 'Z' | 'X'))
+    })
 }
 
 /// Whether process `pid` catches SIGINT (its `SigCgt` mask).
@@ -178,5 +186,70 @@ fn call_context_current_in_a_hand_written_command_sees_ctrl_c() {
         wait_until("the handler saw the Ctrl-C", || {
             probes.by_hand.reason(0) == Some(CancelReason::Interrupted)
         });
+    });
+}
+
+/// A process's signal mask of `kind` (`SigCgt`, `SigIgn`) from `/proc`.
+fn signal_mask(pid: u32, kind: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix(&format!("{kind}:")))
+        .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
+        .unwrap_or(0)
+}
+
+#[test]
+fn a_signal_the_client_was_started_ignoring_stays_ignored() {
+    use std::os::unix::process::CommandExt;
+    let host = Host::start_styled(Style::Links);
+    let before = host.tally.waits_started.load(Ordering::SeqCst);
+    let mut command = Command::new(host.wrapper("linger"));
+    host.env().apply(&mut command);
+    // As a shell starts a background job: SIGINT ignored. (After the
+    // defaults `spawn` sets, so this one holds.)
+    let mut child = {
+        command
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .process_group(0);
+        common::process::default_signals(&mut command);
+        // SAFETY: signal(2) is async-signal-safe, as `pre_exec` requires.
+        unsafe {
+            command.pre_exec(|| {
+                libc::signal(libc::SIGINT, libc::SIG_IGN);
+                Ok(())
+            });
+        }
+        command.spawn().unwrap()
+    };
+    wait_until("the handler started", || {
+        host.tally.waits_started.load(Ordering::SeqCst) > before
+    });
+    let pid = child.id();
+    let bit = |signal: i32| 1u64 << (signal - 1);
+    // The watch started (it catches SIGTERM) and left SIGINT ignored.
+    wait_until("the client catches SIGTERM", || {
+        signal_mask(pid, "SigCgt") & bit(libc::SIGTERM) != 0
+    });
+    assert_eq!(
+        signal_mask(pid, "SigCgt") & bit(libc::SIGINT),
+        0,
+        "SIGINT caught"
+    );
+    assert_ne!(
+        signal_mask(pid, "SigIgn") & bit(libc::SIGINT),
+        0,
+        "SIGINT ignored"
+    );
+    // SIGTERM still cancels the call as it would any program's.
+    kill(pid as i32, libc::SIGTERM);
+    let _ = child.stdin.take();
+    let (code, stdout, stderr) = finish(child);
+    assert_eq!(code, Some(143), "{stderr}");
+    assert_eq!(stdout, "");
+    wait_until("the handler saw the cancel", || {
+        host.tally.waits_interrupted.load(Ordering::SeqCst) == 1
     });
 }

@@ -372,12 +372,48 @@ pub fn wait_output(child: std::process::Child, limit: std::time::Duration) -> Ou
     match finished.recv_timeout(limit) {
         Ok(output) => output.unwrap(),
         Err(_) => {
+            // What the process was doing, for the failure's report.
+            let state = process_report(pid);
             let _ = std::process::Command::new("kill")
                 .args(["-KILL", &pid.to_string()])
                 .status();
-            panic!("the command did not finish within {limit:?}");
+            panic!("the command did not finish within {limit:?}:\n{state}");
         }
     }
+}
+
+/// A process's state, signals, threads and children, read from `/proc`.
+fn process_report(pid: u32) -> String {
+    let mut report = String::new();
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    for line in status.lines().filter(|line| {
+        [
+            "Name", "State", "Threads", "SigPnd", "ShdPnd", "SigBlk", "SigIgn", "SigCgt",
+        ]
+        .iter()
+        .any(|key| line.starts_with(&format!("{key}:")))
+    }) {
+        report.push_str(&format!("  {pid} {line}\n"));
+    }
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task"))
+        .into_iter()
+        .flatten();
+    for task in tasks.flatten() {
+        let task = task.path();
+        let read = |name: &str| std::fs::read_to_string(task.join(name)).unwrap_or_default();
+        report.push_str(&format!(
+            "  task {}: wchan {} syscall {}",
+            task.display(),
+            read("wchan"),
+            read("syscall")
+        ));
+        for child in read("children").split_whitespace() {
+            if let Ok(child) = child.parse() {
+                report.push_str(&process_report(child));
+            }
+        }
+    }
+    report
 }
 
 /// The shells a wrapper must work under, as argv prefixes; those not

@@ -16,7 +16,25 @@ pub fn spawn(mut command: Command) -> Child {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
+    default_signals(&mut command);
     command.spawn().expect("the wrapper starts")
+}
+
+/// Starts `command` with SIGINT, SIGTERM and SIGHUP at their default
+/// disposition: a suite started in the background (where a shell ignores
+/// SIGINT for its children) must still see the wrappers as a terminal
+/// would start them, since an ignored signal stays ignored in the client.
+pub fn default_signals(command: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: signal(2) is async-signal-safe, as `pre_exec` requires.
+    unsafe {
+        command.pre_exec(|| {
+            for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+                libc::signal(signal, libc::SIG_DFL);
+            }
+            Ok(())
+        });
+    }
 }
 
 /// Reads `child`'s stdout until it holds `wanted`, on a thread (a call

@@ -2,7 +2,8 @@
 //! cancel the call on the host (a cancel frame, not only a hang-up); the
 //! client then waits up to the host's cancel grace for the answer and exits
 //! 128 + the signal's number, as shells expect. A second signal exits at
-//! once.
+//! once. A signal the client was started with ignored (a shell's
+//! background job, `nohup`) stays ignored, as it does for any program.
 
 use std::io;
 use std::sync::Arc;
@@ -32,7 +33,11 @@ impl SignalWatch {
     /// through `canceller` and arms an exit after the host's cancel grace
     /// (and a margin); a second exits at once.
     pub(super) fn start(canceller: CallCanceller) -> io::Result<Self> {
-        let mut signals = Signals::new([SIGINT, SIGTERM, SIGHUP])?;
+        let watched: Vec<i32> = [SIGINT, SIGTERM, SIGHUP]
+            .into_iter()
+            .filter(|&signal| !ignored(signal))
+            .collect();
+        let mut signals = Signals::new(watched)?;
         let handle = signals.handle();
         let caught = Arc::new(AtomicI32::new(0));
         let seen = caught.clone();
@@ -75,5 +80,16 @@ impl SignalWatch {
 impl Drop for SignalWatch {
     fn drop(&mut self) {
         self.handle.close();
+    }
+}
+
+/// Whether `signal`'s disposition is "ignore" (inherited through exec).
+fn ignored(signal: i32) -> bool {
+    // SAFETY: sigaction(2) with a null new action only reads the current
+    // one into `current`, a zeroed `sigaction` of our own.
+    unsafe {
+        let mut current: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(signal, std::ptr::null(), &mut current) == 0
+            && current.sa_sigaction == libc::SIG_IGN
     }
 }
