@@ -8,15 +8,14 @@ use serde_json::Value;
 
 use super::audit::AuditRecord;
 use super::guard::Decision;
+use super::limits::{ARGUMENT_TEXT, COMMAND};
 
-/// The most bytes of a command's name a record keeps.
-const COMMAND: usize = 256;
-/// Of a scope id (issued ones are at most 128).
+/// The most bytes of a scope id a record keeps (issued ones are at most
+/// 128). (A command's name: `limits::COMMAND`; an argument string:
+/// `limits::ARGUMENT_TEXT`.)
 const SCOPE: usize = 128;
 /// Of a denial's reason.
 const REASON: usize = 512;
-/// Of one string among the arguments.
-const ARGUMENT_TEXT: usize = 200;
 /// The most items of one list or map among the arguments.
 const ARGUMENT_ITEMS: usize = 32;
 /// The most bytes of the arguments as JSON; past it, only their size.
@@ -56,10 +55,20 @@ pub(crate) fn capped(text: &str, max: usize) -> String {
     for (at, c) in text.char_indices() {
         size += json_len(c);
         if size > max {
-            return format!("{}… ({} bytes)", &text[..at], text.len());
+            return format!("{}… ({} bytes)", &text[..at], noted_len(text));
         }
     }
     text.to_owned()
+}
+
+/// The length of the text `text` was cut from, when it was cut before
+/// (it ends `… (N bytes)`, N past its own length); else its own length.
+fn noted_len(text: &str) -> usize {
+    text.strip_suffix(" bytes)")
+        .and_then(|rest| rest.rsplit_once("… ("))
+        .and_then(|(_, len)| len.parse().ok())
+        .filter(|&len| len > text.len())
+        .unwrap_or(text.len())
 }
 
 /// The bytes `c` takes in a JSON string.

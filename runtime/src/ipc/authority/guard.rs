@@ -18,9 +18,10 @@ use crate::tool::{ParamSchema, ToolSchema, ValueKind};
 /// arguments.
 pub const REDACTED: &str = "<redacted>";
 
-/// The longest text value a [`CallInfo`] (and so an audit record) keeps
-/// whole; longer ones are cut, with their length noted.
-const MAX_SHOWN_TEXT: usize = 1024;
+/// The longest text value a [`CallInfo`] keeps whole; longer ones are cut,
+/// with their length noted. Past what an audit record keeps of a string
+/// by a whole token, so the record's scrub sees any token it would keep.
+const MAX_SHOWN_TEXT: usize = super::limits::ARGUMENT_TEXT + super::limits::MAX_TOKEN_LEN;
 
 /// The largest encoded value decoded to be shown; a larger one (a list, a
 /// map) shows as its size, so a huge argument costs no more than its bytes.
@@ -96,7 +97,7 @@ impl CallInfo {
     /// The arguments the call gives, as a JSON object keyed by their wire
     /// names (arguments left to their defaults are absent); secret ones
     /// (`#[ipc(secret)]`) read `"<redacted>"`, bytes their length
-    /// (`"<12 bytes>"`), text over 1 KiB is cut, and a list or map over
+    /// (`"<12 bytes>"`), text over 1,224 bytes is cut, and a list or map over
     /// 16 KiB encoded shows its size.
     pub fn args(&self) -> &Value {
         &self.args
@@ -326,7 +327,8 @@ fn shown_value(param: &ParamSchema, encoded: &[u8]) -> Value {
             let len = rmp::decode::read_bin_len(&mut reader).unwrap_or(0);
             return Value::String(format!("<{len} bytes>"));
         }
-        // fixstr, str 8/16/32: its first KiB, read in place.
+        // fixstr, str 8/16/32: its first `MAX_SHOWN_TEXT` bytes, read in
+        // place.
         Some(0xa0..=0xbf | 0xd9..=0xdb) if encoded.len() > MAX_SHOWN_VALUE => {
             let len = rmp::decode::read_str_len(&mut reader).unwrap_or(0) as usize;
             let head = &reader[..MAX_SHOWN_TEXT.min(reader.len())];
@@ -389,7 +391,7 @@ mod tests {
             password: "hunter2-hunter2".into(),
             blob: serde_bytes::ByteBuf::from(vec![1, 2, 3]),
             list: vec![4, 5],
-            note: "é".repeat(600),
+            note: "é".repeat(700),
             big: vec![70_000; 10_000],
             huge: "é".repeat(20_000),
             bulk: vec![7; 20_000],
@@ -410,10 +412,10 @@ mod tests {
             huge.starts_with("éé") && huge.ends_with("… (40000 bytes)"),
             "{huge}"
         );
-        assert!(huge.len() < 1100, "{}", huge.len());
+        assert!(huge.len() < MAX_SHOWN_TEXT + 30, "{}", huge.len());
         let note = shown["note"].as_str().unwrap();
         assert!(
-            note.ends_with("… (1200 bytes)") && note.len() < 1100,
+            note.ends_with("… (1400 bytes)") && note.len() < MAX_SHOWN_TEXT + 30,
             "{note}"
         );
         assert_eq!(shown_args(b"\xc0", &schema), serde_json::json!({}));

@@ -11,6 +11,8 @@ pub(crate) mod audit;
 pub(crate) mod audit_caps;
 #[cfg(feature = "ipc")]
 pub(crate) mod guard;
+#[cfg(feature = "ipc")]
+pub(crate) mod limits;
 pub(crate) mod scope;
 #[cfg(feature = "ipc")]
 pub(crate) mod scrub;

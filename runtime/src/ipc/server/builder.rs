@@ -20,14 +20,13 @@ use super::listen::{Listening, listen};
 use super::state::ServerState;
 use crate::ipc::authority::audit::AuditSink;
 use crate::ipc::authority::guard::CallGuard;
+use crate::ipc::authority::limits::MAX_TOKEN_LEN;
 use crate::ipc::command::router::IpcRouter;
 use crate::ipc::protocol;
 use crate::sandbox::env::locate_client_bin;
 
 /// The shortest token accepted: a token is the only credential.
 const MIN_TOKEN_LEN: usize = 16;
-/// The longest token accepted: the hello carrying it must stay small.
-const MAX_TOKEN_LEN: usize = 1024;
 /// The most calls one connection may have in flight.
 const MAX_IN_FLIGHT: usize = 65_536;
 /// An audit sink a builder holds: taken by the first server started from

@@ -25,6 +25,17 @@ const OUTPUT_WINDOW: usize = 1024 * 1024;
 /// The largest output chunk (smaller under a smaller frame limit).
 const MAX_CHUNK: usize = 256 * 1024;
 
+/// What each write costs in the window besides its bytes: what a gathered
+/// piece may cost (its buffer, its frame's envelope), so that a caller that
+/// stops reading holds a handler making tiny writes at about the window in
+/// memory too, not the window in pieces.
+const WRITE_OVERHEAD: usize = 64;
+
+/// A write's share of the window.
+fn window_share(len: usize) -> u32 {
+    u32::try_from(len + WRITE_OVERHEAD).unwrap_or(u32::MAX)
+}
+
 /// A running call, as its connection reaches it: the context its handler
 /// sees (to cancel it) and the call's I/O (to feed its input).
 #[derive(Clone)]
@@ -106,7 +117,7 @@ impl CallIo {
         };
         for chunk in data.chunks(self.max_chunk) {
             // A chunk is at most `MAX_CHUNK`, well under the window.
-            let wanted = u32::try_from(chunk.len()).unwrap_or(u32::MAX);
+            let wanted = window_share(chunk.len());
             let permit = tokio::select! {
                 biased;
                 () = cancelled.cancelled() => return false,
@@ -172,7 +183,7 @@ impl CallIo {
         if data.len() > self.max_chunk {
             return None;
         }
-        let wanted = u32::try_from(data.len()).ok()?;
+        let wanted = window_share(data.len());
         let permit = self.window.clone().try_acquire_many_owned(wanted).ok()?;
         let appended =
             self.gather

@@ -26,8 +26,11 @@ use crate::ipc::error::kind::ErrorKind;
 use crate::ipc::exit;
 use crate::ipc::protocol::{self, ClientFrame, FrameError, Request, Response, WireError};
 
-/// How much of a call's name its audit record keeps.
-const AUDITED_NAME: usize = 200;
+/// How much of a call's name is kept for its audit record: what the record
+/// keeps, and a whole token more, so that a token pasted into the name is
+/// whole when the audit thread searches for it.
+const AUDITED_NAME: usize =
+    crate::ipc::authority::limits::COMMAND + crate::ipc::authority::limits::MAX_TOKEN_LEN;
 
 /// Who calls on a connection: the grant its token carries, and its
 /// process.
@@ -449,4 +452,59 @@ fn list_commands(id: u64, grant: &Grant, shared: &ServerState) -> Vec<u8> {
 /// calls' frames.
 fn refuse(control: &mpsc::UnboundedSender<Control>, error: WireError) {
     let _ = control.send(Control::Frame(answer_body(Response::failure(0, error))));
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, SystemTime};
+
+    use super::*;
+    use crate::ipc::authority::audit::{AuditOutcome, AuditRecord};
+    use crate::ipc::authority::audit_caps::{capped, fitted};
+    use crate::ipc::authority::scrub::Scrubber;
+
+    #[test]
+    fn a_token_pasted_anywhere_in_a_long_name_leaves_no_part_of_itself() {
+        let short = "4e11d46ca5ae1da950f7f2f61ff49f99a7f973feff541df8027d5e3a1b2c3d4e".to_owned();
+        let long: String = (0..1000)
+            .map(|i| char::from(b'a' + (i % 26) as u8))
+            .collect();
+        for token in [short, long] {
+            for before in [0, 100, 150, 199, 200, 250, 255, 256, 300] {
+                let name = format!("{}{token}tail", "n".repeat(before));
+                let mut record = AuditRecord {
+                    ts: SystemTime::UNIX_EPOCH,
+                    scope: None,
+                    pid: None,
+                    uid: None,
+                    command: Some(capped(&name, AUDITED_NAME)),
+                    args: None,
+                    decision: None,
+                    outcome: AuditOutcome::UnknownCommand,
+                    exit: Some(2),
+                    duration: Duration::ZERO,
+                    bytes_in: 0,
+                    bytes_out: 0,
+                };
+                Scrubber::new(Arc::new(vec![token.clone()])).scrub(&mut record);
+                let written = fitted(record).command.unwrap();
+                // No 16 bytes of the token in a row.
+                for window in token.as_bytes().windows(16) {
+                    let window = std::str::from_utf8(window).unwrap();
+                    assert!(
+                        !written.contains(window),
+                        "{before} bytes before a {}-byte token: {written}",
+                        token.len()
+                    );
+                }
+                // A name cut before the scrub keeps its own length noted.
+                if name.len() > AUDITED_NAME {
+                    assert!(
+                        written.ends_with(&format!("({} bytes)", name.len())),
+                        "{written}"
+                    );
+                }
+            }
+        }
+    }
 }
