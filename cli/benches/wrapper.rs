@@ -16,10 +16,30 @@
 //!    beside the socket's own cost.
 //!
 //! Run with `cargo bench -p gangway-cli --bench wrapper`.
+//!
+//! # A peer beside gangway's calls
+//!
+//! `GANGWAY_BENCH_PEER=LABEL=COMMAND` adds one case to the shell loops:
+//! COMMAND, a shell command making one call (another toolkit's wrapper, its
+//! host already serving), timed in the same rounds as gangway's cases, and
+//! the script wrapper call given as a ratio to it. LABEL names the case in
+//! the output; it is everything before the first `=`, so it holds none, and
+//! COMMAND may (`VAR=value cmd` works). COMMAND runs as the script case's
+//! commands do: in `sh -c`, with that case's environment (gangway's
+//! variables, and its wrappers first on `PATH`, so name the peer's wrapper by
+//! its path or set `PATH` in COMMAND), its output discarded. It is run once
+//! before the loops; a failure there, or a value of another form, ends the
+//! bench with what to fix. Unset or empty: no peer. For example, against a
+//! heel host serving its own `echoargs` (a script wrapper, as gangway's):
+//!
+//! ```text
+//! GANGWAY_BENCH_PEER='heel script=HEEL_IPC_ENDPOINT=/tmp/heel-…/socket/s /tmp/heel-…/.heel/bin/echoargs x' \
+//!     cargo bench -p gangway-cli --bench wrapper
+//! ```
 
 use std::io::Write;
 use std::os::unix::net::UnixStream;
-use std::process::Command;
+use std::process::{Command, ExitCode};
 use std::time::{Duration, Instant};
 
 use gangway::ipc::{
@@ -28,10 +48,17 @@ use gangway::ipc::{
 
 mod common;
 
-use common::{CLIENT, EchoArgs, median};
+use common::{CLIENT, EchoArgs, median, time_per};
 
-fn main() {
+fn main() -> ExitCode {
     // `cargo bench` passes `--bench`; nothing else is expected.
+    let peer = match Peer::from_env() {
+        Ok(peer) => peer,
+        Err(why) => {
+            eprintln!("{why}");
+            return ExitCode::from(2);
+        }
+    };
     let runtime = common::runtime();
     let router = IpcRouter::new().register(EchoArgs { words: vec![] });
     let scripts = common::wrappers(&router, false);
@@ -39,6 +66,11 @@ fn main() {
     let router_for_links = router.clone();
     let server = common::serve(&runtime, router.clone(), scripts.path());
     let env = server.sandbox_env();
+    if let Some(Err(why)) = peer.as_ref().map(|peer| peer.check(&env)) {
+        eprintln!("{why}");
+        runtime.block_on(server.shutdown(Duration::from_secs(1)));
+        return ExitCode::from(2);
+    }
     let link_env = env
         .clone()
         .with_wrapper_dir(Some(links.path().to_path_buf()));
@@ -61,14 +93,18 @@ fn main() {
     let static_link_env = static_links
         .as_ref()
         .map(|dir| env.clone().with_wrapper_dir(Some(dir.path().to_path_buf())));
+    let static_script_env = static_client
+        .as_deref()
+        .map(|client| env.clone().with_client_bin(Some(client.into())));
     let envs = LoopEnvs {
         scripts: &env,
         links: &link_env,
         audited_scripts: &audited_env,
         audited_links: &audited_link_env,
         static_links: static_link_env.as_ref(),
+        static_scripts: static_script_env.as_ref(),
     };
-    shell_loops(&envs, static_client.as_deref());
+    shell_loops(&envs, static_client.as_deref(), peer.as_ref());
     round_trips(&env, &audited_env);
 
     let _ = std::io::stdout().flush();
@@ -76,6 +112,72 @@ fn main() {
     runtime.block_on(audited.shutdown(Duration::from_secs(1)));
     let records = std::fs::read_to_string(audit_dir.path().join("audit.jsonl")).unwrap();
     println!("audit records written: {}", records.lines().count());
+    ExitCode::SUCCESS
+}
+
+/// The variable naming a peer case for the shell loops.
+const PEER_VAR: &str = "GANGWAY_BENCH_PEER";
+
+/// A case from outside gangway (`GANGWAY_BENCH_PEER`), timed in the same
+/// rounds as gangway's.
+struct Peer {
+    label: String,
+    command: String,
+}
+
+impl Peer {
+    /// The peer `GANGWAY_BENCH_PEER` names: none when it is unset or empty;
+    /// a value not of the form `LABEL=COMMAND` is an error saying so.
+    fn from_env() -> Result<Option<Peer>, String> {
+        let Some(value) = std::env::var_os(PEER_VAR).filter(|value| !value.is_empty()) else {
+            return Ok(None);
+        };
+        let fix = format!(
+            "set {PEER_VAR}=LABEL=COMMAND, e.g. {PEER_VAR}='other script=/path/to/echoargs x' \
+             (LABEL names the case; COMMAND, a shell command, makes one call), or unset it"
+        );
+        let value = value
+            .to_str()
+            .ok_or_else(|| format!("{PEER_VAR} is not UTF-8: {fix}"))?;
+        let Some((label, command)) = value.split_once('=') else {
+            return Err(format!(
+                "{PEER_VAR}={value:?} has no `=` after a label: {fix}"
+            ));
+        };
+        let (label, command) = (label.trim(), command.trim());
+        for (part, missing) in [(label, "label"), (command, "command")] {
+            if part.is_empty() {
+                return Err(format!("{PEER_VAR}={value:?} has no {missing}: {fix}"));
+            }
+        }
+        Ok(Some(Peer {
+            label: label.into(),
+            command: command.into(),
+        }))
+    }
+
+    /// One call, made as the loops make it, so that a peer whose host is not
+    /// serving is reported before any timing rather than as a failed loop.
+    fn check(&self, env: &SandboxEnv) -> Result<(), String> {
+        let mut sh = Command::new("sh");
+        sh.arg("-c").arg(&self.command);
+        env.apply(&mut sh);
+        let output = sh
+            .output()
+            .map_err(|error| format!("{PEER_VAR}: cannot start sh: {error}"))?;
+        if output.status.success() {
+            return Ok(());
+        }
+        Err(format!(
+            "{PEER_VAR}: the case {:?} (the label is what comes before the first `=`) ran \
+             `{}` once before the loops, and it failed ({}); start its host, or fix the \
+             command, or unset {PEER_VAR}\n{}",
+            self.label,
+            self.command,
+            output.status,
+            String::from_utf8_lossy(&output.stderr).trim_end()
+        ))
+    }
 }
 
 /// The environments the shell loops call through.
@@ -86,10 +188,13 @@ struct LoopEnvs<'a> {
     audited_links: &'a SandboxEnv,
     /// Links to the statically linked client, when it was built.
     static_links: Option<&'a SandboxEnv>,
+    /// Scripts running the statically linked client, when it was built.
+    static_scripts: Option<&'a SandboxEnv>,
 }
 
-/// 1. Calls from a shell loop, per call, each case beside `/bin/true`.
-fn shell_loops(envs: &LoopEnvs<'_>, static_client: Option<&str>) {
+/// 1. Calls from a shell loop, per call, each case beside `/bin/true` (the
+///    peer's, if there is one, last).
+fn shell_loops(envs: &LoopEnvs<'_>, static_client: Option<&str>, peer: Option<&Peer>) {
     let version = format!("{CLIENT} --version");
     // (name, environment, command, target)
     let mut cases: Vec<(&str, &SandboxEnv, String, &str)> = vec![
@@ -132,7 +237,9 @@ fn shell_loops(envs: &LoopEnvs<'_>, static_client: Option<&str>) {
             "within 10% of the plain call",
         ),
     ];
-    if let (Some(client), Some(static_links)) = (static_client, envs.static_links) {
+    if let (Some(client), Some(static_links), Some(static_scripts)) =
+        (static_client, envs.static_links, envs.static_scripts)
+    {
         cases.push((
             "static client --version",
             envs.scripts,
@@ -145,16 +252,42 @@ fn shell_loops(envs: &LoopEnvs<'_>, static_client: Option<&str>) {
             "echoargs x".into(),
             "at most 1.6x",
         ));
+        cases.push((
+            "script, static client",
+            static_scripts,
+            "echoargs x".into(),
+            "",
+        ));
+    }
+    if let Some(peer) = peer {
+        let command = peer.command.clone();
+        cases.push((
+            &peer.label,
+            envs.scripts,
+            command,
+            "peer (GANGWAY_BENCH_PEER)",
+        ));
     }
     let medians = interleaved_loops(&cases);
+    print_loops(&cases, &medians, static_client.is_some(), peer);
+}
+
+/// The shell loops' figures: each case beside `/bin/true`, then the ratios
+/// between cases.
+fn print_loops(
+    cases: &[(&str, &SandboxEnv, String, &str)],
+    medians: &[Duration],
+    static_client: bool,
+    peer: Option<&Peer>,
+) {
     let floor = medians[0].as_secs_f64();
-    for ((name, .., target), time) in cases.iter().zip(&medians) {
+    for ((name, .., target), time) in cases.iter().zip(medians) {
         println!(
             "{name:<24} {time:>10.1?} per call  {:.2}x /bin/true  {target}",
             time.as_secs_f64() / floor
         );
     }
-    if static_client.is_none() {
+    if !static_client {
         println!("static client: not built (scripts/build-static-client); its cases are left out");
     }
     println!(
@@ -165,6 +298,21 @@ fn shell_loops(envs: &LoopEnvs<'_>, static_client: Option<&str>) {
         println!(
             "{style} wrapper with audit + guard: {:.3}x the plain call",
             medians[authority].as_secs_f64() / medians[plain].as_secs_f64()
+        );
+    }
+    let Some((peer, peer_time)) = peer.zip(medians.last()) else {
+        return;
+    };
+    // The script calls: the dynamic client's, and the static one's.
+    let scripts = cases
+        .iter()
+        .zip(medians)
+        .filter(|((name, ..), _)| name.starts_with("script") && !name.contains("audit"));
+    for ((name, ..), time) in scripts {
+        println!(
+            "{name}: {:.3}x the time per call of {:?} ({PEER_VAR})",
+            time.as_secs_f64() / peer_time.as_secs_f64(),
+            peer.label
         );
     }
 }
@@ -199,27 +347,11 @@ fn interleaved_loops(cases: &[(&str, &SandboxEnv, String, &str)]) -> Vec<Duratio
 
 /// 2. In-process round trips on the Unix socket, beside a bare frame echo.
 fn round_trips(env: &SandboxEnv, audited_env: &SandboxEnv) {
-    const ROUND_TRIPS: u32 = 20_000;
+    const ROUNDS: usize = 7;
     let params = rmp_serde::to_vec_named(&EchoArgs {
         words: vec!["x".into()],
     })
     .unwrap();
-    let round_trip = |env: &SandboxEnv| {
-        let mut client = IpcClient::connect_to(env.endpoint(), env.token()).unwrap();
-        let started = Instant::now();
-        for _ in 0..ROUND_TRIPS {
-            client.call_raw("echoargs", &params).unwrap();
-        }
-        started.elapsed() / ROUND_TRIPS
-    };
-    // Plain and audited, turn about.
-    let (mut ipc, mut ipc_audited) = (Vec::new(), Vec::new());
-    for _ in 0..5 {
-        ipc.push(round_trip(env));
-        ipc_audited.push(round_trip(audited_env));
-    }
-    let (ipc, ipc_audited) = (median(ipc), median(ipc_audited));
-
     let (mut near, mut far) = UnixStream::pair().unwrap();
     let echo = std::thread::spawn(move || {
         while let Ok(Some(body)) = protocol::read_frame(&mut far, 1 << 20) {
@@ -237,18 +369,29 @@ fn round_trips(env: &SandboxEnv, audited_env: &SandboxEnv) {
         stdin: None,
         stdin_ready: false,
     }));
-    let mut bare = Vec::new();
-    for _ in 0..5 {
-        let started = Instant::now();
-        for _ in 0..ROUND_TRIPS {
+    // Plain, audited and the floor, turn about; each round's ratios.
+    let (mut ipc, mut ipc_audited, mut bare) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut ratios, mut audited_ratios) = (Vec::new(), Vec::new());
+    for _ in 0..ROUNDS {
+        let plain = ipc_round_trip(env, &params);
+        let audited = ipc_round_trip(audited_env, &params);
+        let floor = time_per(ROUND_TRIPS, || {
             protocol::write_frame(&mut near, &request).unwrap();
             protocol::read_frame(&mut near, 1 << 20).unwrap().unwrap();
-        }
-        bare.push(started.elapsed() / ROUND_TRIPS);
+        });
+        ratios.push(plain.as_secs_f64() / floor.as_secs_f64());
+        audited_ratios.push(audited.as_secs_f64() / plain.as_secs_f64());
+        ipc.push(plain);
+        ipc_audited.push(audited);
+        bare.push(floor);
     }
-    let bare = median(bare);
     drop(near);
     let _ = echo.join();
+    let (ipc, ipc_audited, bare) = (median(ipc), median(ipc_audited), median(bare));
+    let middle = |mut ratios: Vec<f64>| {
+        ratios.sort_by(f64::total_cmp);
+        ratios[ratios.len() / 2]
+    };
     let per_second = |d: Duration| 1.0 / d.as_secs_f64();
     println!(
         "IpcClient round trip:                 {ipc:>10.1?} ({:.0}/s)",
@@ -259,11 +402,22 @@ fn round_trips(env: &SandboxEnv, audited_env: &SandboxEnv) {
         per_second(bare)
     );
     println!(
-        "ratio: {:.2}x the floor's time per round trip",
-        ipc.as_secs_f64() / bare.as_secs_f64()
+        "ratio: {:.2}x the floor's time per round trip (median of {ROUNDS} rounds taken turn about)",
+        middle(ratios)
     );
     println!(
         "IpcClient round trip, audit + guard:  {ipc_audited:>10.1?} ({:.2}x the plain round trip)",
-        ipc_audited.as_secs_f64() / ipc.as_secs_f64()
+        middle(audited_ratios)
     );
+}
+
+/// Round trips in a row per sample.
+const ROUND_TRIPS: u32 = 20_000;
+
+/// The time per `IpcClient` call of `echoargs` on one connection to `env`.
+fn ipc_round_trip(env: &SandboxEnv, params: &[u8]) -> Duration {
+    let mut client = IpcClient::connect_to(env.endpoint(), env.token()).unwrap();
+    time_per(ROUND_TRIPS, || {
+        client.call_raw("echoargs", params).unwrap();
+    })
 }

@@ -101,3 +101,13 @@ pub fn median(mut samples: Vec<Duration>) -> Duration {
     samples.sort();
     samples[samples.len() / 2]
 }
+
+/// The time per run of `times` runs of `run` in a row.
+#[allow(dead_code)] // not every bench times a loop of its own
+pub fn time_per(times: u32, mut run: impl FnMut()) -> Duration {
+    let started = std::time::Instant::now();
+    for _ in 0..times {
+        run();
+    }
+    started.elapsed() / times
+}

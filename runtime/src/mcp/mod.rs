@@ -52,6 +52,9 @@
 //!   has the cancel grace (2 s) to finish.
 //! - `ctx.progress(...)` becomes `notifications/progress` when the request
 //!   carried a `progressToken`.
+//! - Secrets: rmcp itself logs every request it receives, its arguments
+//!   (an `#[ipc(secret)]` one too) included, at `debug` under the target
+//!   `rmcp::service`; a host logging at `debug` filters it (`rmcp=info`).
 //!
 //! [`McpServer::forwarding`] serves a gangway host's commands instead (what
 //! `gangway mcp` runs inside a sandbox): the tools are those the sandbox's

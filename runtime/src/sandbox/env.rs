@@ -214,9 +214,10 @@ impl CommandEnv for tokio::process::Command {
 /// executable file; else, next to the current executable, the statically
 /// linked lean client `gangway-client-static` (what
 /// `scripts/build-static-client` places; it starts in about a third less
-/// time than the dynamic one), then the lean `gangway-client`, then the
-/// `gangway` CLI (which also makes calls); else the same three in each
-/// `PATH` directory in turn.
+/// time than the dynamic one) unless a `gangway-client` beside it was
+/// built after it (a static client left over from before an upgrade), then
+/// the lean `gangway-client`, then the `gangway` CLI (which also makes
+/// calls); else the same three in each `PATH` directory in turn.
 pub fn locate_client_bin() -> Option<PathBuf> {
     if let Some(bin) = std::env::var_os(ENV_BIN).map(PathBuf::from)
         && is_executable(&bin)
@@ -229,15 +230,27 @@ pub fn locate_client_bin() -> Option<PathBuf> {
     let on_path: Vec<PathBuf> = std::env::var_os("PATH")
         .map(|path| std::env::split_paths(&path).collect())
         .unwrap_or_default();
-    let names = ["gangway-client-static", "gangway-client", "gangway"];
-    beside
-        .iter()
-        .flat_map(|dir| names.iter().map(move |name| dir.join(name)))
-        .chain(
-            on_path
-                .iter()
-                .flat_map(|dir| names.iter().map(move |name| dir.join(name))),
-        )
+    beside.iter().chain(&on_path).find_map(|dir| client_in(dir))
+}
+
+/// The client program in `dir`, by [`locate_client_bin`]'s order.
+fn client_in(dir: &Path) -> Option<PathBuf> {
+    let dynamic = dir.join("gangway-client");
+    let built = |path: &Path| {
+        std::fs::metadata(path)
+            .and_then(|meta| meta.modified())
+            .ok()
+    };
+    let statically = dir.join("gangway-client-static");
+    let stale = match (built(&statically), built(&dynamic)) {
+        (Some(static_built), Some(dynamic_built)) => {
+            static_built < dynamic_built && is_executable(&dynamic)
+        }
+        _ => false,
+    };
+    [statically, dynamic, dir.join("gangway")]
+        .into_iter()
+        .skip(usize::from(stale))
         .find(|path| is_executable(path))
 }
 
@@ -278,5 +291,42 @@ mod tests {
         assert!(is_executable(&file));
         assert!(!is_executable(dir.path()));
         assert!(!is_executable(&dir.path().join("missing")));
+    }
+
+    /// An executable file at `dir/name`, last modified `seconds` after the
+    /// epoch.
+    fn program(dir: &Path, name: &str, seconds: u64) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        let path = dir.join(name);
+        std::fs::write(&path, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let when = std::time::UNIX_EPOCH + std::time::Duration::from_secs(seconds);
+        std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_modified(when)
+            .unwrap();
+        path
+    }
+
+    #[test]
+    fn the_static_client_is_preferred_unless_older_than_the_dynamic_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let cli = program(dir.path(), "gangway", 1_000);
+        assert_eq!(client_in(dir.path()), Some(cli));
+        let dynamic = program(dir.path(), "gangway-client", 2_000);
+        assert_eq!(client_in(dir.path()), Some(dynamic.clone()));
+        // Built after the dynamic client: the one to run.
+        let statically = program(dir.path(), "gangway-client-static", 3_000);
+        assert_eq!(client_in(dir.path()), Some(statically.clone()));
+        // The dynamic client rebuilt since (an upgrade): the static one is
+        // left over, and passed by.
+        program(dir.path(), "gangway-client", 4_000);
+        assert_eq!(client_in(dir.path()), Some(dynamic.clone()));
+        // With no dynamic client to compare with, the static one serves.
+        std::fs::remove_file(&dynamic).unwrap();
+        assert_eq!(client_in(dir.path()), Some(statically));
+        assert_eq!(client_in(&dir.path().join("missing")), None);
     }
 }

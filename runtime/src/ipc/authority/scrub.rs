@@ -130,17 +130,29 @@ fn scrubbed_value(matcher: &AhoCorasick, value: Value) -> Value {
                 .map(|item| scrubbed_value(matcher, item))
                 .collect(),
         ),
-        Value::Object(fields) => Value::Object(
-            fields
-                .into_iter()
-                .map(|(mut key, value)| {
-                    scrubbed(matcher, &mut key);
-                    (key, scrubbed_value(matcher, value))
-                })
-                .collect(),
-        ),
+        Value::Object(fields) => {
+            let mut kept = serde_json::Map::with_capacity(fields.len());
+            for (mut key, value) in fields {
+                scrubbed(matcher, &mut key);
+                let key = unused_key(&kept, key);
+                kept.insert(key, scrubbed_value(matcher, value));
+            }
+            Value::Object(kept)
+        }
         other => other,
     }
+}
+
+/// `key`, or when two keys became one by losing their tokens, the first
+/// of `key#2`, `key#3`, … not taken: no argument is lost to the scrub.
+fn unused_key(taken: &serde_json::Map<String, Value>, key: String) -> String {
+    if !taken.contains_key(&key) {
+        return key;
+    }
+    (2..)
+        .map(|n| format!("{key}#{n}"))
+        .find(|candidate| !taken.contains_key(candidate))
+        .unwrap_or(key)
 }
 
 #[cfg(test)]
@@ -250,5 +262,22 @@ mod tests {
         let mut pasted = record(&longer, "", json!({}));
         scrubber.scrub(&mut pasted);
         assert_eq!(pasted.command.as_deref(), Some("<token>"));
+    }
+
+    #[test]
+    fn keys_that_become_one_by_losing_their_tokens_are_all_kept() {
+        let other = "fedcba9876543210fedcba9876543210";
+        let source: Arc<dyn KnownSecrets> = Arc::new(vec![TOKEN.to_owned(), other.to_owned()]);
+        let mut scrubber = Scrubber::new(source);
+        let args = json!({ TOKEN: 1, other: 2, "<token>#2": 3, "plain": 4 });
+        let mut audited = record("cmd", "", args);
+        scrubber.scrub(&mut audited);
+        let args = audited.args.unwrap();
+        let fields = args.as_object().unwrap();
+        assert_eq!(fields.len(), 4, "{args}");
+        let mut values: Vec<i64> = fields.values().map(|v| v.as_i64().unwrap()).collect();
+        values.sort_unstable();
+        assert_eq!(values, [1, 2, 3, 4], "{args}");
+        assert!(!args.to_string().contains(TOKEN) && !args.to_string().contains(other));
     }
 }

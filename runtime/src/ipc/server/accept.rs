@@ -8,7 +8,7 @@ use std::io;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::io::{AsyncRead, AsyncWrite, BufReader};
 use tokio::sync::OwnedSemaphorePermit;
 
 use super::connection::serve_connection;
@@ -26,8 +26,14 @@ pub(super) trait Listener: Send + Sync + 'static {
     fn next(&self) -> impl Future<Output = io::Result<Accepted<Self>>> + Send;
 }
 
+/// How much of a connection's incoming bytes one read takes: the hello and
+/// the first call, which a client sends in one write, in one system call
+/// (a read as large as this bypasses the buffer, so input chunks are not
+/// copied twice).
+const READ_BUFFER: usize = 8 * 1024;
+
 impl Listener for tokio::net::UnixListener {
-    type Reader = tokio::net::unix::OwnedReadHalf;
+    type Reader = BufReader<tokio::net::unix::OwnedReadHalf>;
     type Writer = tokio::net::unix::OwnedWriteHalf;
 
     async fn next(&self) -> io::Result<Accepted<Self>> {
@@ -37,19 +43,19 @@ impl Listener for tokio::net::UnixListener {
             .ok()
             .map(|cred| PeerCredentials::new(cred.pid(), cred.uid(), cred.gid()));
         let (reader, writer) = stream.into_split();
-        Ok((reader, writer, peer))
+        Ok((BufReader::with_capacity(READ_BUFFER, reader), writer, peer))
     }
 }
 
 impl Listener for tokio::net::TcpListener {
-    type Reader = tokio::net::tcp::OwnedReadHalf;
+    type Reader = BufReader<tokio::net::tcp::OwnedReadHalf>;
     type Writer = tokio::net::tcp::OwnedWriteHalf;
 
     async fn next(&self) -> io::Result<Accepted<Self>> {
         let (stream, _) = self.accept().await?;
         let _ = stream.set_nodelay(true);
         let (reader, writer) = stream.into_split();
-        Ok((reader, writer, None))
+        Ok((BufReader::with_capacity(READ_BUFFER, reader), writer, None))
     }
 }
 

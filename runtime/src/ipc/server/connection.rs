@@ -1,8 +1,8 @@
 //! One connection once its hello is taken: its room among the scope's
-//! connections and the server's, then its pipeline: a reader task taking
-//! frames in (`reader`), a task per call, and one writer (`outbox`) that
-//! sends output and answers whole. Calls in flight and bytes queued for
-//! writing are bounded per connection.
+//! connections and the server's, then its pipeline: a reader taking frames
+//! in (`reader`) and one writer (`outbox`) that sends output and answers
+//! whole, both on the connection's task, and a task per call. Calls in
+//! flight and bytes queued for writing are bounded per connection.
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -133,15 +133,11 @@ async fn run_connection<R, W>(
     // One writer per connection, fed by every call on it, so responses go
     // out whole.
     let ended = shared.hard.child_token();
+    // However this task ends (a panic too), the connection's calls are
+    // told it ended.
+    let _ended = ended.clone().drop_guard();
     let (outbox, outgoing) = mpsc::channel::<Outgoing>(shared.max_in_flight);
     let (control, control_out) = mpsc::unbounded_channel::<Control>();
-    let write_task = shared.tracker.spawn(write_frames(
-        writer,
-        outgoing,
-        control_out,
-        ended.clone(),
-        shared.io_timeout,
-    ));
     // Calls read but not yet running: up to `max_in_flight` wait here, so
     // the reader goes on passing input and cancels to running calls while a
     // client keeps up to twice the limit outstanding.
@@ -157,34 +153,48 @@ async fn run_connection<R, W>(
         queued_bytes: Arc::new(Semaphore::new(shared.max_queued_bytes)),
         _slots: slots.clone(),
     });
-    shared.tracker.spawn(
-        FrameReader {
-            reader,
-            early: None,
-            routes: Routes {
-                requests,
-                outbox: connection.outbox.downgrade(),
-                control: connection.control.clone(),
-                calls: connection.calls.clone(),
-                caller: Caller { grant, peer },
-                shared: shared.clone(),
-                connection: ended.clone(),
-            },
-        }
-        .run(),
-    );
-    connection.start_calls(&mut incoming).await;
-    connection.refuse_waiting(&mut incoming).await;
-    if let Some(lapse) = connection.grant.lapse() {
-        connection.end_lapsed(lapse).await;
+    let reading = FrameReader {
+        reader,
+        early: None,
+        routes: Routes {
+            requests,
+            outbox: connection.outbox.downgrade(),
+            control: connection.control.clone(),
+            calls: connection.calls.clone(),
+            caller: Caller { grant, peer },
+            shared: shared.clone(),
+            connection: ended.clone(),
+        },
     }
-    drop(incoming);
-    // The writer ends once every call holding the connection is answered.
-    drop(connection);
-    let _ = write_task.await;
-    // Everything is written: the reader has nothing left to serve, and
-    // the connection's room is free once its last call ends.
-    ended.cancel();
+    .run();
+    let serving = async move {
+        connection.start_calls(&mut incoming).await;
+        connection.refuse_waiting(&mut incoming).await;
+        if let Some(lapse) = connection.grant.lapse() {
+            connection.end_lapsed(lapse).await;
+        }
+        drop(incoming);
+        // The writer ends once every call holding the connection is
+        // answered.
+        drop(connection);
+    };
+    let writing = async {
+        write_frames(
+            writer,
+            outgoing,
+            control_out,
+            ended.clone(),
+            shared.io_timeout,
+        )
+        .await;
+        // Everything is written: the reader has nothing left to serve, and
+        // the connection's room is free once its last call ends.
+        ended.cancel();
+    };
+    // The reader, the writer and the loop starting calls share this task:
+    // what one hands the next needs no other task, and a connection costs
+    // one task (and one per call) rather than three.
+    tokio::join!(reading, serving, writing);
     drop(slots);
 }
 
@@ -220,6 +230,9 @@ impl Connection {
                     Err(_) => return,
                 },
             };
+            // Each call on a task of its own: a handler that blocks before
+            // its first await (or bridges to blocking code) holds up neither
+            // the connection's reading and writing nor its other calls.
             shared.tracker.spawn(self.clone().run_call(call, slot));
         }
     }

@@ -86,8 +86,9 @@ where
 }
 
 /// The handshake's first half: a small hello with the token, in time.
-/// Nothing larger is read, and nothing is decoded past the hello, before
-/// the token checks out. The grant the token carries; a connection refused
+/// No frame past the hello's size limit is taken, and nothing past the
+/// hello is decoded, before the token checks out (the connection's read
+/// buffer may already hold up to 8 KiB of what follows, undecoded). The grant the token carries; a connection refused
 /// has been told why.
 pub(super) async fn authenticate<R, W>(
     reader: &mut R,
