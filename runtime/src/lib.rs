@@ -68,7 +68,7 @@
 //!
 //! `ipc`, `stdio` and `controller` are on by default; a host that needs
 //! less turns them off with `default-features = false` and names the ones
-//! it uses. `wrappers`, `client`, `mcp`, `mcp-http` and `test-util` are off
+//! it uses. `wrappers`, `client`, `mcp`, `mcp-http`, `policy` and `test-util` are off
 //! by default.
 //!
 //! | feature | default | what it brings | what it pulls in |
@@ -80,6 +80,7 @@
 //! | `client` | no | `gangway::caller`: `run_if_call`/`run`, the in-sandbox client, with the blocking `IpcClient`, `SandboxEnv` and the wire protocol; std only (no tokio) | rmpv |
 //! | `mcp` | no | `gangway::mcp`: `McpServer`, a router's commands as Model Context Protocol tools on stdio (turns on `ipc`) | rmcp 3 (it brings schemars, and a second `syn` for its derive) |
 //! | `mcp-http` | no | `McpServer::serve_http`: the same over Streamable HTTP (turns on `mcp`) | rmcp's Streamable HTTP server transport, hyper (HTTP/1), hyper-util, http-body-util, bytes, futures-core |
+//! | `policy` | no | `gangway::policy`: a rules file (TOML) deciding each call, as a `CallGuard` (turns on `ipc`) | toml_edit, globset, regex |
 //! | `test-util` | no | `StdioTransport::new_for_testing` and the hooks that drive its peer's side in tests (turns on `stdio`) | nothing more |
 //!
 //! Always built, whatever the features: the derives
@@ -118,6 +119,9 @@ pub mod ipc;
 #[cfg(feature = "mcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
 pub mod mcp;
+#[cfg(feature = "policy")]
+#[cfg_attr(docsrs, doc(cfg(feature = "policy")))]
+pub mod policy;
 #[cfg(any(feature = "ipc", feature = "client"))]
 #[cfg_attr(docsrs, doc(cfg(any(feature = "ipc", feature = "client"))))]
 pub mod sandbox;

@@ -82,6 +82,19 @@ pub struct CallInfo {
 }
 
 impl CallInfo {
+    /// A call as a guard would see it, with no caller process: for testing
+    /// a guard (or the `policy` feature's rules) without a server.
+    /// `args` are keyed by wire name, as [`args`](CallInfo::args) describes;
+    /// they are taken as given (nothing is redacted or cut).
+    pub fn new(scope: Option<&str>, command: &str, args: Value) -> Self {
+        CallInfo {
+            scope: scope.map(Arc::from),
+            command: command.to_owned(),
+            args,
+            peer: None,
+        }
+    }
+
     /// The scope of the caller's token
     /// ([`Scope::id`](crate::ipc::Scope::id)); `None` for the server's
     /// full-access token ([`IpcServer::sandbox_env`](crate::ipc::IpcServer::sandbox_env)).
