@@ -1,7 +1,8 @@
 //! A host exposing four of its five commands to a sandboxed shell.
 //!
 //! Run with `cargo run --example sandbox`. The host registers the commands,
-//! starts the IPC server with an audit log, issues the sandbox a scope
+//! starts the IPC server with an audit log and the rules of
+//! `examples/sandbox-rules.toml` deciding each call, issues the sandbox a scope
 //! (every command but `restart`), writes a wrapper script per command of
 //! the scope, and runs a short shell session inside bubblewrap (`gangway::ipc::Bwrap`: every
 //! namespace unshared, no capabilities, a seccomp filter, a read-only
@@ -28,6 +29,7 @@ use gangway::ipc::{
     AuditLog, Bwrap, CallContext, CommandError, CommandResult, InputStream, IpcRouter, IpcServer,
     SandboxEnv, Scope,
 };
+use gangway::policy::Policy;
 use serde::{Deserialize, Serialize};
 
 /// Search the notes and print the matching lines.
@@ -176,6 +178,8 @@ echo '$ gangway list   # what this sandbox may call (the client is $GANGWAY_BIN)
 "$GANGWAY_BIN" list; check 0
 echo '$ gangway call restart   # a host command outside the scope'
 "$GANGWAY_BIN" call restart; check 77
+echo '$ search password   # a call a rule of sandbox-rules.toml denies'
+search password; check 77
 exit "$failed"
 "##;
 
@@ -229,7 +233,14 @@ async fn host() -> i32 {
     let audit = tempfile::tempdir().expect("a directory for the audit log");
     let audit_log = audit.path().join("audit.jsonl");
     let me = std::env::current_exe().expect("this program's path");
+    // The rules beside this file decide each call (checked against the
+    // commands: a rule on an argument no command has fails here).
+    let rules = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/sandbox-rules.toml");
+    let policy = Policy::load(rules)
+        .and_then(|policy| policy.check_against(&router().manifest()))
+        .unwrap_or_else(|error| panic!("{error}"));
     let server = IpcServer::builder()
+        .guard(policy)
         .client_bin(&me)
         .wrapper_dir(wrappers.path())
         .audit(AuditLog::jsonl(&audit_log).expect("the audit log opens"))
@@ -363,9 +374,13 @@ fn print_audit(path: &std::path::Path) {
         records.len(),
         counts.join(", ")
     );
-    if let Some(denied) = records.iter().find(|r| r["outcome"] == "denied") {
+    for denied in records.iter().filter(|r| r["outcome"] == "denied") {
+        let rule = match denied.get("rule") {
+            Some(rule) => format!(" (rule {rule})"),
+            None => String::new(),
+        };
         println!(
-            "# denied: scope {} called {} (pid {}): {}",
+            "# denied: scope {} called {} (pid {}){rule}: {}",
             denied["scope"], denied["command"], denied["pid"], denied["reason"]
         );
     }

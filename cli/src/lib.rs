@@ -18,6 +18,10 @@
 //!   `gangway-client` or `gangway` beside this program or on `PATH`)
 //! - `gangway manifest --src <dir>`
 //! - `gangway reference (--manifest <file> | --src <dir>)`
+//! - `gangway policy check <rules> [--manifest <file>]` and `gangway policy
+//!   explain <rules> --manifest <file> [--scope <id>] -- <command>
+//!   <words...>`: a rules file checked, and what it decides of a call (see
+//!   the `policy` module).
 //!
 //! The library's [`run`] is the whole command.
 
@@ -28,6 +32,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use gangway::ipc::exit;
 use gangway::tool::Manifest;
 use gangway_codegen::WrapperStyle;
+
+mod policy;
 
 /// Expose host commands to sandboxed shells.
 #[derive(Debug, Parser)]
@@ -53,6 +59,9 @@ enum Command {
     Manifest(SourceOnly),
     /// Print a Markdown reference of the commands, for an agent's prompt.
     Reference(Source),
+    /// Check a policy rules file, or explain what it decides of a call.
+    #[command(subcommand)]
+    Policy(policy::PolicyCommand),
 }
 
 /// What `gangway mcp --help` adds.
@@ -177,6 +186,7 @@ where
             },
             Err(message) => fail(&message),
         },
+        Command::Policy(command) => policy::run(command),
     }
 }
 

@@ -76,7 +76,9 @@ pub use authority::audit::{AuditLog, AuditOutcome, AuditRecord, AuditSink};
 pub(crate) use authority::guard::Admission;
 #[cfg(feature = "ipc")]
 #[cfg_attr(docsrs, doc(cfg(feature = "ipc")))]
-pub use authority::guard::{CallGuard, CallInfo, Decision, PeerCredentials, REDACTED};
+pub use authority::guard::{
+    CallGuard, CallInfo, Decision, NOT_FINITE, PeerCredentials, REDACTED, Ruling,
+};
 pub use authority::scope::{Scope, ScopeError};
 #[cfg(feature = "mcp")]
 pub(crate) use authority::scrub::KnownSecrets;

@@ -130,6 +130,7 @@ impl Authority {
             command: Some(call.command.to_owned()),
             args: seen.args,
             decision: seen.decision,
+            rule: seen.rule,
             outcome: call.outcome,
             exit: call.exit,
             duration: call.started.elapsed(),

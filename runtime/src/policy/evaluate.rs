@@ -3,13 +3,14 @@
 //! which of the matching ones decides (deny over ask over allow, then the
 //! first in the file), or the policy's default when none matches.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use globset::{Candidate, GlobSet, GlobSetBuilder};
 use serde_json::Value;
 
-use super::condition::Truth;
-use super::glob::{NamePattern, compile};
+use super::condition::{Elements, Truth};
+use super::glob::NamePattern;
 use super::model::{Action, Rule};
 
 /// What a policy says of one call: its decision, and the rule that made it.
@@ -66,7 +67,7 @@ impl RuleIndex {
             match &rule.command {
                 NamePattern::Exact(name) => by_name.entry(name.clone()).or_default().push(position),
                 NamePattern::Glob(matcher) => {
-                    builder.add(compile(matcher.glob().glob())?);
+                    builder.add(matcher.glob().clone());
                     glob_rules.push(position);
                 }
             }
@@ -81,20 +82,24 @@ impl RuleIndex {
         })
     }
 
-    /// The rules whose `command` is `command` or matches it, in file order.
-    fn candidates(&self, command: &str) -> Vec<usize> {
-        let mut found = self.by_name.get(command).cloned().unwrap_or_default();
-        if !self.glob_rules.is_empty() {
-            let candidate = Candidate::from_bytes(command.as_bytes());
-            found.extend(
-                self.globs
-                    .matches_candidate(&candidate)
-                    .into_iter()
-                    .map(|glob| self.glob_rules[glob]),
-            );
-            found.sort_unstable();
+    /// The rules whose `command` is `command` or matches it, in file order
+    /// (borrowed, without allocating, when no command glob matches).
+    fn candidates(&self, command: &str) -> Cow<'_, [usize]> {
+        let named = self.by_name.get(command).map_or(&[][..], Vec::as_slice);
+        if self.glob_rules.is_empty() {
+            return Cow::Borrowed(named);
         }
-        found
+        let globs = self
+            .globs
+            .matches_candidate(&Candidate::from_bytes(command.as_bytes()));
+        if globs.is_empty() {
+            return Cow::Borrowed(named);
+        }
+        let mut found = Vec::with_capacity(named.len() + globs.len());
+        found.extend_from_slice(named);
+        found.extend(globs.into_iter().map(|glob| self.glob_rules[glob]));
+        found.sort_unstable();
+        Cow::Owned(found)
     }
 }
 
@@ -110,7 +115,7 @@ pub(crate) fn evaluate(
 ) -> Verdict {
     let mut first_ask = None;
     let mut first_allow = None;
-    for position in index.candidates(command) {
+    for &position in index.candidates(command).iter() {
         let rule = &rules[position];
         // Once some rule asks, only a denial can change the outcome: the
         // conditions of allow and ask rules need no more looking at.
@@ -145,17 +150,30 @@ pub(crate) fn scope_matches(rule: &Rule, scope: Option<&str>) -> bool {
     }
 }
 
-/// Whether a rule's conditions hold on `args`. When one cannot be told
-/// (a value not shown whole), a rule that denies or asks matches and one
-/// that allows does not: what cannot be seen is not let through by it.
+/// Whether a rule's conditions hold on `args`. A list argument passes an
+/// allow rule when every element does, a deny or ask rule when any does.
+/// When a condition cannot be told (a value not shown whole, a relative
+/// path), a rule that denies or asks matches and one that allows does not:
+/// what cannot be seen is not let through by it.
 pub(crate) fn conditions_match(rule: &Rule, args: &Value) -> bool {
-    let truth = rule.when.iter().fold(Truth::Holds, |truth, condition| {
-        truth.and(condition.check(args))
-    });
+    let elements = elements_for(rule.action);
+    let truth = Truth::all(
+        rule.when
+            .iter()
+            .map(|condition| condition.check(args, elements)),
+    );
     match truth {
         Truth::Holds => true,
         Truth::Fails => false,
         Truth::Unknown => rule.action != Action::Allow,
+    }
+}
+
+/// How a rule deciding `action` combines the elements of a list.
+pub(crate) fn elements_for(action: Action) -> Elements {
+    match action {
+        Action::Allow => Elements::Every,
+        Action::Deny | Action::Ask => Elements::Any,
     }
 }
 

@@ -7,7 +7,7 @@
 use serde_json::Value;
 
 use super::condition::Truth;
-use super::evaluate::{conditions_match, scope_matches};
+use super::evaluate::{conditions_match, elements_for, scope_matches};
 use super::model::{Example, Expected, Rule};
 use super::toml_read::Reader;
 
@@ -57,11 +57,12 @@ fn why(rule: &Rule, example: &Example, outcome: Expected) -> String {
     {
         return format!(" (the scope {scope:?} is not {:?})", pattern.as_str());
     }
+    let elements = elements_for(rule.action);
     for condition in &rule.when {
-        if condition.check(&example.args) == Truth::Holds {
+        if condition.check(&example.args, elements) == Truth::Holds {
             continue;
         }
-        let Some(test) = condition.first_unmet(&example.args) else {
+        let Some(test) = condition.first_unmet(&example.args, elements) else {
             continue;
         };
         let shown = match example.args.get(&condition.arg) {

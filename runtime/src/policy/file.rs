@@ -99,19 +99,30 @@ fn read_rule_tables(reader: &mut Reader, item: &Item, line: usize) -> Vec<Rule> 
     let mut ids: HashMap<String, usize> = HashMap::new();
     for (index, at) in tables.into_iter().enumerate() {
         let rule_line = reader.line(at.span.clone(), line);
-        let label = at
+        let id = at
             .table
             .get("id")
             .and_then(Item::as_str)
-            .filter(|id| !id.trim().is_empty())
-            .map_or_else(|| format!("#{}", index + 1), str::to_owned);
-        if let Some(first) = ids.get(&label) {
-            let message = format!(
-                "the id {label:?} is already the id of the rule on line {first}; give each rule its own id"
-            );
-            reader.problem(rule_line, Some(&label), message);
-        } else if !label.starts_with('#') {
-            ids.insert(label.clone(), rule_line);
+            .filter(|id| !id.trim().is_empty());
+        // `#3` labels the third rule when it has no id, so no id may look
+        // like that.
+        let label = id.map_or_else(|| format!("#{}", index + 1), str::to_owned);
+        if let Some(id) = id {
+            if id.starts_with('#') {
+                let key_line = reader.key_line(at.table, "id", rule_line);
+                let message = format!(
+                    "`id` may not start with '#' ({id:?}): `#` and a number label the rules that have no id"
+                );
+                reader.problem(key_line, Some(&label), message);
+            }
+            if let Some(first) = ids.get(id) {
+                let message = format!(
+                    "the id {id:?} is already the id of the rule on line {first}; give each rule its own id"
+                );
+                reader.problem(rule_line, Some(&label), message);
+            } else {
+                ids.insert(id.to_owned(), rule_line);
+            }
         }
         if let Some(rule) = read_rule(reader, &at, rule_line, &label) {
             rules.push(rule);
@@ -228,7 +239,7 @@ fn required_text<'a>(
         reader.problem(line, Some(rule), format!("the rule has no `{key}`; {hint}"));
         return None;
     }
-    optional_text(reader, table, key, rule, line)
+    text_under(reader, table, key, rule, line, hint)
 }
 
 /// The string under `key` if there is one, with a problem noted when it is
@@ -240,16 +251,32 @@ fn optional_text<'a>(
     rule: &str,
     line: usize,
 ) -> Option<&'a str> {
+    text_under(
+        reader,
+        table,
+        key,
+        rule,
+        line,
+        "write what it should be, or leave the key out",
+    )
+}
+
+/// The string under `key` if there is one, with a problem noted when it is
+/// not a string, or is empty (ending in `hint`).
+fn text_under<'a>(
+    reader: &mut Reader,
+    table: &'a dyn TableLike,
+    key: &str,
+    rule: &str,
+    line: usize,
+    hint: &str,
+) -> Option<&'a str> {
     let item = table.get(key)?;
     let key_line = reader.key_line(table, key, line);
     match item.as_str() {
         Some(text) if !text.trim().is_empty() => Some(text),
         Some(_) => {
-            reader.problem(
-                key_line,
-                Some(rule),
-                format!("`{key}` is empty; write what it should be, or leave the key out"),
-            );
+            reader.problem(key_line, Some(rule), format!("`{key}` is empty; {hint}"));
             None
         }
         None => {

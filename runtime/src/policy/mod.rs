@@ -45,8 +45,9 @@
 //! At the top, `default` (`"allow"`, `"deny"` or `"ask"`; `"ask"` when
 //! left out) decides a call no rule matches. Each `[[rule]]` has:
 //!
-//! - `id` (required, unique in the file): named to the caller with the
-//!   decision, and in load errors.
+//! - `id` (required, unique in the file, not starting with `#`): named to
+//!   the caller with the decision, and in load errors (where `#3` labels
+//!   the third rule when it has no id).
 //! - `command` (required): a command's name, or a glob of names (`"git-*"`).
 //! - `scope` (optional): a glob of the scope ids the rule applies to (see
 //!   [`Scope::id`](crate::ipc::Scope::id)). A call with the server's
@@ -61,10 +62,12 @@
 //! - `examples` (optional): calls the rule must or must not match, checked
 //!   when the file loads (see below).
 //!
-//! Globs (`command`, `scope`, the `glob` test) are globset's: `*` is any
-//! run of characters but `/` (so `*.txt` does not match `dir/a.txt`; write
-//! `**/*.txt`), `**` any run including `/`, `?` one character, `[a-z]` a
-//! class, `{a,b}` either, `\` escapes. Matching is case-sensitive.
+//! Globs (`command`, `scope`, the `glob` test) are globset's: `**` is any
+//! run of characters including `/`, `?` one character, `[a-z]` a class,
+//! `{a,b}` either, `\` escapes. Matching is case-sensitive. In the `glob`
+//! test `*` is any run of characters but `/` (so `*.txt` does not match
+//! `dir/a.txt`; write `**/*.txt`); in `command` and `scope`, whose names
+//! may contain `/`, it is any run at all (`team/*` matches `team/a/b`).
 //!
 //! # Conditions
 //!
@@ -75,10 +78,10 @@
 //! |---|---|
 //! | `equals = v` | is `v` (a string, number or boolean; numbers by value, so `1` equals `1.0`) |
 //! | `one_of = [v, ...]` | is one of them |
-//! | `glob = "..."` | is text the glob matches; a glob that starts with `/` is matched against the path after lexical normalization (a relative path never matches it) |
-//! | `regex = "..."` | is text the regular expression matches **whole** (it is anchored at both ends) |
+//! | `glob = "..."` | is text the glob matches; an absolute path (text starting with `/`) is matched after lexical normalization, whatever the glob; a glob ending in `/**` matches the folder itself too (`/data/**` matches `/data`) |
+//! | `regex = "..."` | is text the regular expression matches **whole** (it is anchored at both ends); `.` matches any character, a newline too |
 //! | `under = "/dir"` | is an absolute path that, normalized, is `/dir` or inside it |
-//! | `not_under = "/dir"` | is anything `under` refuses (see below) |
+//! | `not_under = "/dir"` | is an absolute path that, normalized, is outside `/dir`, or a value that is not text |
 //! | `min = n`, `max = n` | is a number at least, at most `n` |
 //! | `present = true` / `absent = true` | is given / is not given (`false` reverses each) |
 //!
@@ -86,24 +89,31 @@
 //! repeated slashes are resolved as text (`/workspace/../etc` is `/etc`, so
 //! it is not under `/workspace`), and `/workspace2` is not under
 //! `/workspace`. Nothing reads the disk: symbolic links are the handler's
-//! to resolve. A **relative path** is under nothing (where it points
-//! depends on a working directory the rule cannot see), so `under`
-//! refuses it and `not_under` holds on it: a deny rule with `not_under`
-//! fires on a relative path.
+//! to resolve. Where a **relative path** points depends on a working
+//! directory the rule cannot see, so it is an unknown (see below) to
+//! `under`, to `not_under`, and to a `glob` of absolute paths (one that
+//! starts with `/`, or with alternatives that do, as `{/a/**,/b/**}`); to
+//! any other `glob`, text with a `.` or `..` component (`a/../b`) is an
+//! unknown too. Either way a deny or ask rule fires on it, and an allow
+//! rule does not let it through.
 //!
 //! An argument the call does not give (left to its default), an explicit
 //! `null` and an empty list are all **not given**: no test holds on them
 //! but `absent` (so `not_under` does not fire on a missing path; add a rule
 //! with `absent = true` to cover it).
 //!
-//! A **list** argument passes a test when every element does: `under`
-//! holds when every path is under the folder. `not_under` is the negation
-//! of `under` over the whole list: it holds when any path lies outside, so
-//! a list cannot slip one path outside among others past a deny rule.
+//! A **list** argument is tested element by element, each element against
+//! all of that argument's tests (`present` and `absent` look at the whole
+//! list), and how the elements combine follows the rule's decision: an
+//! `allow` rule matches only when **every** element passes (`not_under`:
+//! every path lies outside), so no element slips through among others; a
+//! `deny` or `ask` rule matches when **any** element passes, so no element
+//! hides among others.
 //!
 //! A value the guard does not see whole (a secret, which reads
 //! `"<redacted>"`; text cut short; bytes and large lists, shown as their
-//! size) cannot be tested: a rule that hinges on one matches when it
+//! size; a list element of those kinds) cannot be tested, nor can a
+//! relative path (above): a rule that hinges on one matches when it
 //! denies or asks, and does not when it allows.
 //!
 //! # Which rule decides
@@ -135,7 +145,7 @@ use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
 
-use crate::ipc::{CallGuard, CallInfo, Decision};
+use crate::ipc::{CallGuard, CallInfo, Decision, Ruling};
 use crate::tool::Manifest;
 
 mod check;
@@ -253,14 +263,22 @@ impl Policy {
     /// The guard's answer for `call`: a denial names the deciding rule, and
     /// a call the policy would ask about is refused (no one is there to
     /// ask) with a reason saying it needs approval and how to grant it.
-    fn decide(&self, call: &CallInfo) -> Decision {
+    fn rule_on(&self, call: &CallInfo) -> Ruling {
         let verdict = self.evaluate(call);
+        let decision = self.decide(&verdict);
+        match verdict.rule {
+            Some(rule) => Ruling::new(decision).by_rule(rule),
+            None => Ruling::new(decision),
+        }
+    }
+
+    fn decide(&self, verdict: &Verdict) -> Decision {
         let rule = verdict.rule.as_deref();
-        match verdict.decision {
+        match &verdict.decision {
             PolicyDecision::Allow => Decision::Allow,
             PolicyDecision::Deny { reason } => match rule {
                 Some(rule) => Decision::Deny(format!("{reason} (policy rule `{rule}`)")),
-                None => Decision::Deny(reason),
+                None => Decision::Deny(reason.clone()),
             },
             PolicyDecision::Ask => {
                 let why = match (rule, &verdict.reason) {
@@ -288,7 +306,14 @@ impl CallGuard for Policy {
         &'a self,
         call: &'a CallInfo,
     ) -> Pin<Box<dyn Future<Output = Decision> + Send + 'a>> {
-        let decision = self.decide(call);
-        Box::pin(std::future::ready(decision))
+        Box::pin(std::future::ready(self.rule_on(call).decision))
+    }
+
+    /// The decision, naming the deciding rule (none for the default).
+    fn ruling<'a>(
+        &'a self,
+        call: &'a CallInfo,
+    ) -> Pin<Box<dyn Future<Output = Ruling> + Send + 'a>> {
+        Box::pin(std::future::ready(self.rule_on(call)))
     }
 }

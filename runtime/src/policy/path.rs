@@ -37,12 +37,16 @@ pub(crate) fn normalize(path: &str) -> Option<String> {
 
 /// Whether `path`, once normalized, is `folder` or lies inside it. `folder`
 /// must already be normalized (rules normalize theirs at load). A relative
-/// `path` is never under anything: where it points depends on a working
-/// directory the rule cannot see.
+/// `path` is under nothing here; the conditions treat it as unknown, since
+/// where it points depends on a working directory the rule cannot see.
+#[cfg(test)]
 pub(crate) fn is_under(path: &str, folder: &str) -> bool {
-    let Some(path) = normalize(path) else {
-        return false;
-    };
+    normalize(path).is_some_and(|path| is_under_normal(&path, folder))
+}
+
+/// Whether `path`, normalized already, is `folder` (normalized too) or lies
+/// inside it.
+pub(crate) fn is_under_normal(path: &str, folder: &str) -> bool {
     if folder == "/" {
         return true;
     }

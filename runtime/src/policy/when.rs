@@ -3,13 +3,13 @@
 //! [`ArgCondition`]s, with a problem reported for each key or value that
 //! is wrong.
 
-use regex::Regex;
+use regex::RegexBuilder;
 use serde_json::{Number, Value as Json};
 use toml_edit::Item;
 
-use super::condition::{ArgCondition, Test};
+use super::condition::{ArgCondition, Test, compare_numbers};
 use super::error::did_you_mean;
-use super::glob::compile;
+use super::glob::ValueGlob;
 use super::path::normalize;
 use super::toml_read::{Reader, kind_of, value_to_json};
 
@@ -137,7 +137,7 @@ fn read_test(key: &str, item: &Item) -> Result<Test, String> {
                 .collect::<Result<_, _>>()
                 .map(Test::OneOf)
         }
-        "glob" => compile(text(key, item)?).map(|glob| Test::Glob(glob.compile_matcher())),
+        "glob" => ValueGlob::new(text(key, item)?).map(Test::Glob),
         "regex" => regex(text(key, item)?),
         "under" | "not_under" => {
             let path = text(key, item)?;
@@ -199,12 +199,22 @@ fn scalar(key: &str, item: &Item) -> Result<Json, String> {
     }
 }
 
-/// A `regex` test, anchored so that it must match the whole value.
+/// A `regex` test, anchored so that it must match the whole value, with
+/// `.` matching any character, a newline too.
 fn regex(source: &str) -> Result<Test, String> {
+    let build = |pattern: &str| {
+        RegexBuilder::new(pattern)
+            .dot_matches_new_line(true)
+            .build()
+            .map_err(|error| format!("bad regex {source:?}: {}", regex_error(&error)))
+    };
     // Compiled alone first, so that an error points into what was written.
-    Regex::new(source).map_err(|error| format!("bad regex {source:?}: {}", regex_error(&error)))?;
-    let regex = Regex::new(&format!("^(?:{source})$"))
-        .map_err(|error| format!("bad regex {source:?}: {}", regex_error(&error)))?;
+    build(source)?;
+    // A pattern in `(?x)` mode that ends in a `#` comment would swallow the
+    // closing anchor; a newline ends the comment (and is blank in that
+    // mode), so it is tried when the plain wrapping does not compile.
+    let regex = build(&format!("^(?:{source})$"))
+        .or_else(|error| build(&format!("^(?:{source}\n)$")).map_err(|_| error))?;
     Ok(Test::Regex {
         source: source.to_owned(),
         regex,
@@ -223,13 +233,14 @@ fn regex_error(error: &regex::Error) -> String {
 
 /// Why a `min` above a `max` is wrong, if the tests have one.
 fn bounds_cross(tests: &[Test]) -> Option<String> {
-    let bound = |wanted: &str| {
-        tests.iter().find_map(|test| match test {
-            Test::Min(number) if wanted == "min" => number.as_f64(),
-            Test::Max(number) if wanted == "max" => number.as_f64(),
-            _ => None,
-        })
-    };
-    let (min, max) = (bound("min")?, bound("max")?);
-    (min > max).then(|| format!("`min` ({min}) is above `max` ({max}), so it would never hold"))
+    let min = tests.iter().find_map(|test| match test {
+        Test::Min(number) => Some(number),
+        _ => None,
+    })?;
+    let max = tests.iter().find_map(|test| match test {
+        Test::Max(number) => Some(number),
+        _ => None,
+    })?;
+    (compare_numbers(min, max) == Some(std::cmp::Ordering::Greater))
+        .then(|| format!("`min` ({min}) is above `max` ({max}), so it would never hold"))
 }

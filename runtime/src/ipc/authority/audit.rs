@@ -108,6 +108,9 @@ pub struct AuditRecord {
     pub args: Option<Value>,
     /// Whether the call was allowed, and why not.
     pub decision: Option<Decision>,
+    /// The rule that decided, when the guard named one (a
+    /// [`Policy`](crate::policy::Policy)'s rule id); written only then.
+    pub rule: Option<String>,
     /// How it ended.
     pub outcome: AuditOutcome,
     /// The exit code its answer gives the caller.
@@ -137,6 +140,9 @@ impl Serialize for AuditRecord {
         map.serialize_entry("decision", &decision)?;
         if let Some(reason) = reason {
             map.serialize_entry("reason", reason)?;
+        }
+        if let Some(rule) = &self.rule {
+            map.serialize_entry("rule", rule)?;
         }
         map.serialize_entry("outcome", self.outcome.as_str())?;
         map.serialize_entry("exit", &self.exit)?;
@@ -427,6 +433,7 @@ pub(crate) mod tests {
             command: Some("search".into()),
             args: Some(serde_json::json!({"query": "rust"})),
             decision: Some(Decision::deny("not now")),
+            rule: None,
             outcome: AuditOutcome::Denied,
             exit: Some(77),
             duration: Duration::from_micros(2500),

@@ -14,6 +14,8 @@ use super::limits::{ARGUMENT_TEXT, COMMAND};
 /// 128). (A command's name: `limits::COMMAND`; an argument string:
 /// `limits::ARGUMENT_TEXT`.)
 const SCOPE: usize = 128;
+/// Of the id of the rule that decided.
+const RULE: usize = 128;
 /// Of a denial's reason.
 const REASON: usize = 512;
 /// The most items of one list or map among the arguments.
@@ -25,6 +27,7 @@ const ARGUMENTS: usize = 2048;
 pub(crate) fn fitted(mut record: AuditRecord) -> AuditRecord {
     record.command = record.command.map(|command| capped(&command, COMMAND));
     record.scope = record.scope.map(|scope| capped(&scope, SCOPE));
+    record.rule = record.rule.map(|rule| capped(&rule, RULE));
     if let Some(Decision::Deny(reason)) = record.decision {
         record.decision = Some(Decision::Deny(capped(&reason, REASON)));
     }
@@ -127,6 +130,7 @@ mod tests {
                 "list": (0..5000).map(|n| format!("item-{n}")).collect::<Vec<_>>(),
             })),
             decision: Some(Decision::Deny("r".repeat(100_000))),
+            rule: None,
             outcome: AuditOutcome::Denied,
             exit: Some(77),
             duration: Duration::from_millis(3),

@@ -110,8 +110,10 @@ impl CallInfo {
     /// The arguments the call gives, as a JSON object keyed by their wire
     /// names (arguments left to their defaults are absent); secret ones
     /// (`#[ipc(secret)]`) read `"<redacted>"`, bytes their length
-    /// (`"<12 bytes>"`), text over 1,224 bytes is cut, and a list or map over
-    /// 16 KiB encoded shows its size.
+    /// (`"<12 bytes>"`), text over 1,224 bytes is cut, a list or map over
+    /// 16 KiB encoded shows its size, and a float that is infinite or NaN
+    /// reads [`NOT_FINITE`] (JSON has no such number, and `null` would read
+    /// as an argument not given).
     pub fn args(&self) -> &Value {
         &self.args
     }
@@ -168,6 +170,46 @@ pub trait CallGuard: Send + Sync + 'static {
         &'a self,
         call: &'a CallInfo,
     ) -> Pin<Box<dyn Future<Output = Decision> + Send + 'a>>;
+
+    /// Decides on one call, naming the rule that decided, which the call's
+    /// audit record keeps (`rule`). What the server asks; by default,
+    /// [`check`](CallGuard::check)'s decision, with no rule named. A guard
+    /// made of rules (a [`Policy`](crate::policy::Policy)) names them.
+    fn ruling<'a>(
+        &'a self,
+        call: &'a CallInfo,
+    ) -> Pin<Box<dyn Future<Output = Ruling> + Send + 'a>> {
+        Box::pin(async move { Ruling::new(self.check(call).await) })
+    }
+}
+
+/// A guard's decision on a call, and the rule that decided it, if the
+/// guard goes by named rules ([`CallGuard::ruling`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Ruling {
+    /// Whether the call may run.
+    pub decision: Decision,
+    /// The id of the rule that decided; `None` when no rule did (a guard
+    /// without rules, or a policy's default).
+    pub rule: Option<String>,
+}
+
+impl Ruling {
+    /// `decision`, decided by no named rule.
+    pub fn new(decision: Decision) -> Self {
+        Ruling {
+            decision,
+            rule: None,
+        }
+    }
+
+    /// The same decision, made by the rule `rule`.
+    #[must_use]
+    pub fn by_rule(mut self, rule: impl Into<String>) -> Self {
+        self.rule = Some(rule.into());
+        self
+    }
 }
 
 impl<F, Fut> CallGuard for F
@@ -200,6 +242,8 @@ pub(crate) struct Admission {
 pub(crate) struct Seen {
     pub(crate) args: Option<Value>,
     pub(crate) decision: Option<Decision>,
+    /// The rule the guard named as deciding.
+    pub(crate) rule: Option<String>,
 }
 
 impl Admission {
@@ -263,11 +307,15 @@ impl Admission {
         // Kept before the guard decides: a call cut short while it waits
         // (Ctrl-C, its timeout, a revocation) is recorded with them.
         self.seen.lock_unpoisoned().args = Some(info.args.clone());
-        let decision = match &self.guard {
-            Some(guard) => guard.check(&info).await,
-            None => Decision::Allow,
+        let Ruling { decision, rule } = match &self.guard {
+            Some(guard) => guard.ruling(&info).await,
+            None => Ruling::new(Decision::Allow),
         };
-        self.seen.lock_unpoisoned().decision = Some(decision.clone());
+        {
+            let mut seen = self.seen.lock_unpoisoned();
+            seen.decision = Some(decision.clone());
+            seen.rule = rule;
+        }
         match decision {
             Decision::Allow => Ok(()),
             Decision::Deny(reason) => Err(IpcError::Denied {
@@ -361,12 +409,85 @@ fn shown_value(param: &ParamSchema, encoded: &[u8]) -> Value {
         }
         _ => {}
     }
-    match rmp_serde::from_slice::<Value>(encoded) {
-        Ok(Value::Array(items)) if param.kind == ValueKind::Bytes => {
+    match rmp_serde::from_slice::<Shown>(encoded) {
+        Ok(Shown(Value::Array(items))) if param.kind == ValueKind::Bytes => {
             Value::String(format!("<{} bytes>", items.len()))
         }
-        Ok(value) => cut_long_text(value),
+        Ok(Shown(value)) => cut_long_text(value),
         Err(_) => Value::String(format!("<{} bytes>", encoded.len())),
+    }
+}
+
+/// What a guard is shown for a float that is not a finite number (JSON has
+/// none): not `null`, which reads as an argument not given.
+pub const NOT_FINITE: &str = "<not a finite number>";
+
+/// An argument's value as JSON, as `serde_json::Value` decodes it but for
+/// a float that is infinite or NaN, which becomes [`NOT_FINITE`].
+struct Shown(Value);
+
+impl<'de> serde::Deserialize<'de> for Shown {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(ShownVisitor).map(Shown)
+    }
+}
+
+struct ShownVisitor;
+
+impl<'de> serde::de::Visitor<'de> for ShownVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a MessagePack value")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(serde_json::Number::from_f64(v).map_or_else(|| Value::from(NOT_FINITE), Value::Number))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    fn visit_bytes<E>(self, v: &[u8]) -> Result<Value, E> {
+        Ok(Value::Array(v.iter().map(|b| Value::from(*b)).collect()))
+    }
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(ShownVisitor)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1024));
+        while let Some(Shown(item)) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(Value::Array(items))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut fields = serde_json::Map::new();
+        while let Some((Shown(key), Shown(value))) = map.next_entry()? {
+            // JSON keys are text; a key of another kind is shown as JSON.
+            let key = match key {
+                Value::String(text) => text,
+                other => other.to_string(),
+            };
+            fields.insert(key, value);
+        }
+        Ok(Value::Object(fields))
     }
 }
 
@@ -433,5 +554,33 @@ mod tests {
         );
         assert_eq!(shown_args(b"\xc0", &schema), serde_json::json!({}));
         assert_eq!(shown_args(b"not msgpack", &schema), serde_json::json!({}));
+    }
+
+    #[test]
+    fn a_float_that_is_not_a_finite_number_is_shown_as_such_not_as_null() {
+        let schema = ToolSchema::new("pay")
+            .with_param(ParamSchema::new("amount", ValueKind::Float))
+            .with_param(ParamSchema::new("steps", ValueKind::Float).repeatable())
+            .with_param(ParamSchema::new("fee", ValueKind::Float));
+        #[derive(serde::Serialize)]
+        struct Params {
+            amount: f64,
+            steps: Vec<f64>,
+            fee: f64,
+        }
+        let params = rmp_serde::to_vec_named(&Params {
+            amount: f64::INFINITY,
+            steps: vec![1.5, f64::NAN],
+            fee: 0.25,
+        })
+        .unwrap();
+        let shown = shown_args(&params, &schema);
+        assert_eq!(shown["amount"], NOT_FINITE, "{shown}");
+        assert_eq!(
+            shown["steps"],
+            serde_json::json!([1.5, NOT_FINITE]),
+            "{shown}"
+        );
+        assert_eq!(shown["fee"], 0.25, "{shown}");
     }
 }

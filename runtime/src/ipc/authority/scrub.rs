@@ -201,6 +201,7 @@ mod tests {
             command: Some(command.into()),
             args: Some(args),
             decision: Some(Decision::Deny(reason.into())),
+            rule: None,
             outcome: AuditOutcome::Denied,
             exit: Some(77),
             duration: Duration::ZERO,

@@ -86,35 +86,60 @@ impl IpcRouter {
         let Some(info) = self.command(method) else {
             return Err(self.unknown_method(method));
         };
-        let schema = &info.schema;
-        let usage = |error: BindError| IpcError::Usage {
-            method: method.to_owned(),
-            error,
-        };
-        let mut args = match schema.parse_words(argv) {
-            Ok(args) => args,
-            Err(error) if error.is_help() => return Ok(ArgvOutcome::Help(schema.help_text())),
-            Err(error) => return Err(usage(error)),
-        };
-        if let (Some(bytes), Some(param)) = (stdin, schema.stdin_param())
-            && !given(&args, param)
-            // Empty input is no input: an `Option` stays `None` and a
-            // default applies (a runner that starts commands on `/dev/null`
-            // gives nothing), while a required argument gets its empty value.
-            && (!bytes.is_empty() || param.required)
-        {
-            args.named
-                .insert(param.name.to_string(), Value::Bytes(bytes));
+        match bind_argv(&info.schema, method, argv, stdin)? {
+            BoundArgv::Help(text) => Ok(ArgvOutcome::Help(text)),
+            BoundArgv::Params(params) => self
+                .dispatch(method, &params)
+                .await
+                .map(ArgvOutcome::Response),
         }
-        schema.check_required(&args).map_err(usage)?;
-        let params = encode_params(schema, &args).map_err(|message| IpcError::InvalidParams {
-            method: method.to_owned(),
-            message,
-        })?;
-        self.dispatch(method, &params)
-            .await
-            .map(ArgvOutcome::Response)
     }
+}
+
+/// Shell words bound to a command's schema: the help they ask for, or the
+/// command's MessagePack params.
+pub(crate) enum BoundArgv {
+    /// `-h`/`--help`: the command's help text; nothing runs.
+    Help(String),
+    /// The params the handler (and the guard) receive.
+    Params(Vec<u8>),
+}
+
+/// Binds `argv` (and piped standard input) to `method`'s `schema`: what
+/// [`IpcRouter::dispatch_argv`] does before dispatching, shared with
+/// [`CallInfo::from_argv`](crate::ipc::CallInfo::from_argv) so that what
+/// a policy is explained on is what a guard would see.
+pub(crate) fn bind_argv<S: AsRef<str>>(
+    schema: &ToolSchema,
+    method: &str,
+    argv: &[S],
+    stdin: Option<Vec<u8>>,
+) -> Result<BoundArgv, IpcError> {
+    let usage = |error: BindError| IpcError::Usage {
+        method: method.to_owned(),
+        error,
+    };
+    let mut args = match schema.parse_words(argv) {
+        Ok(args) => args,
+        Err(error) if error.is_help() => return Ok(BoundArgv::Help(schema.help_text())),
+        Err(error) => return Err(usage(error)),
+    };
+    if let (Some(bytes), Some(param)) = (stdin, schema.stdin_param())
+        && !given(&args, param)
+        // Empty input is no input: an `Option` stays `None` and a
+        // default applies (a runner that starts commands on `/dev/null`
+        // gives nothing), while a required argument gets its empty value.
+        && (!bytes.is_empty() || param.required)
+    {
+        args.named
+            .insert(param.name.to_string(), Value::Bytes(bytes));
+    }
+    schema.check_required(&args).map_err(usage)?;
+    let params = encode_params(schema, &args).map_err(|message| IpcError::InvalidParams {
+        method: method.to_owned(),
+        message,
+    })?;
+    Ok(BoundArgv::Params(params))
 }
 
 impl IpcRouter {

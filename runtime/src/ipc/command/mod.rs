@@ -5,6 +5,8 @@
 //! MessagePack. The errors a call ends in are `ipc/error/`, below it.
 
 pub(crate) mod argv;
+#[cfg(feature = "ipc")]
+mod argv_call;
 pub(crate) mod ipc_command;
 pub(crate) mod json;
 pub(crate) mod router;

@@ -259,14 +259,23 @@ impl IpcRouter {
     /// that cannot be a command's is refused as such (cut short, with no
     /// search for a near one).
     pub(crate) fn unknown_method(&self, method: &str) -> IpcError {
-        if !crate::tool::is_valid_command_name(method) {
-            return IpcError::invalid_name(method);
-        }
-        IpcError::UnknownMethod {
-            method: method.to_owned(),
-            suggestion: closest(method, self.commands.keys().map(String::as_str))
-                .map(str::to_owned),
-        }
+        unknown_command(method, self.commands.keys().map(String::as_str))
+    }
+}
+
+/// The error for calling `method`, which is none of `commands`: a name that
+/// cannot be a command's is refused as such (cut short, with no search for
+/// a near one); otherwise the closest command, if one is close.
+pub(crate) fn unknown_command<'a>(
+    method: &str,
+    commands: impl IntoIterator<Item = &'a str>,
+) -> IpcError {
+    if !crate::tool::is_valid_command_name(method) {
+        return IpcError::invalid_name(method);
+    }
+    IpcError::UnknownMethod {
+        method: method.to_owned(),
+        suggestion: closest(method, commands).map(str::to_owned),
     }
 }
 

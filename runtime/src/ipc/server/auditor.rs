@@ -273,6 +273,7 @@ pub(super) fn call_record(
         command: Some(method.to_owned()),
         args: seen.args,
         decision: seen.decision,
+        rule: seen.rule,
         outcome,
         exit,
         duration: read_at.elapsed(),

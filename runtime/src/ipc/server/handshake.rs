@@ -225,6 +225,7 @@ fn take_token(
                 command: None,
                 args: None,
                 decision: Some(Decision::Deny(error.message.clone())),
+                rule: None,
                 outcome: AuditOutcome::Refused,
                 exit: Some(error.exit),
                 duration: Duration::ZERO,

@@ -480,6 +480,7 @@ mod tests {
                     command: Some(capped(&name, AUDITED_NAME)),
                     args: None,
                     decision: None,
+                    rule: None,
                     outcome: AuditOutcome::UnknownCommand,
                     exit: Some(2),
                     duration: Duration::ZERO,

@@ -55,9 +55,10 @@ fn glob_matches_text_and_path_globs_normalize() {
         "normalized first"
     );
     assert!(
-        !holds(path, json!({ "path": "workspace/a" })),
-        "relative never matches"
+        holds(path, json!({ "path": "workspace/a" })),
+        "a relative path is unknown to a glob of absolute paths: a deny rule fires"
     );
+    assert!(!matches_as("allow", path, json!({ "path": "workspace/a" })));
 }
 
 #[test]
@@ -111,17 +112,22 @@ fn under_and_not_under_normalize_lexically() {
 }
 
 #[test]
-fn relative_paths_are_refused_by_under_and_are_not_under() {
+fn relative_paths_are_unknown_to_under_and_not_under() {
     let under = r#"{ path = { under = "/workspace" } }"#;
     let not_under = r#"{ path = { not_under = "/workspace" } }"#;
     for relative in ["tmp/x", "./x", "../workspace/x", "~/x", ""] {
-        assert!(!holds(under, json!({ "path": relative })), "{relative}");
-        assert!(holds(not_under, json!({ "path": relative })), "{relative}");
+        for when in [under, not_under] {
+            let args = json!({ "path": relative });
+            assert!(matches_as("deny", when, args.clone()), "{when} {relative}");
+            assert!(matches_as("ask", when, args.clone()), "{when} {relative}");
+            assert!(!matches_as("allow", when, args), "{when} {relative}");
+        }
     }
     assert!(
         holds(not_under, json!({ "path": 5 })),
         "not a path is not under"
     );
+    assert!(!holds(under, json!({ "path": 5 })));
 }
 
 #[test]
@@ -173,17 +179,41 @@ fn a_missing_argument_passes_no_value_test() {
 }
 
 #[test]
-fn a_list_passes_when_every_element_does() {
+fn a_list_passes_an_allow_rule_when_every_element_does_and_others_when_any_does() {
     let under = r#"{ paths = { under = "/workspace" } }"#;
-    assert!(holds(
-        under,
-        json!({ "paths": ["/workspace/a", "/workspace/b"] })
-    ));
-    assert!(!holds(under, json!({ "paths": ["/workspace/a", "/etc"] })));
+    let inside = json!({ "paths": ["/workspace/a", "/workspace/b"] });
+    let mixed = json!({ "paths": ["/workspace/a", "/etc"] });
+    let outside = json!({ "paths": ["/etc", "/tmp"] });
+    for decision in ["allow", "deny", "ask"] {
+        assert!(matches_as(decision, under, inside.clone()), "{decision}");
+        assert!(!matches_as(decision, under, outside.clone()), "{decision}");
+    }
+    assert!(!matches_as("allow", under, mixed.clone()));
+    assert!(matches_as("deny", under, mixed.clone()));
+    assert!(matches_as("ask", under, mixed));
+    let not_under = r#"{ paths = { not_under = "/secrets" } }"#;
+    let one_secret = json!({ "paths": ["/tmp/a", "/secrets/key"] });
+    assert!(!matches_as("allow", not_under, one_secret.clone()));
+    assert!(matches_as("deny", not_under, one_secret));
     let one_of = r#"{ tags = { one_of = ["a", "b"] } }"#;
-    assert!(holds(one_of, json!({ "tags": ["a", "b", "a"] })));
-    assert!(!holds(one_of, json!({ "tags": ["a", "c"] })));
-    assert!(holds("{ n = { max = 3 } }", json!({ "n": [1, 2, 3] })));
+    assert!(matches_as(
+        "allow",
+        one_of,
+        json!({ "tags": ["a", "b", "a"] })
+    ));
+    assert!(!matches_as("allow", one_of, json!({ "tags": ["a", "c"] })));
+    assert!(matches_as("deny", one_of, json!({ "tags": ["c", "a"] })));
+    assert!(!matches_as("deny", one_of, json!({ "tags": ["c", "d"] })));
+    assert!(matches_as(
+        "allow",
+        "{ n = { max = 3 } }",
+        json!({ "n": [1, 2, 3] })
+    ));
+    assert!(!matches_as(
+        "allow",
+        "{ n = { max = 3 } }",
+        json!({ "n": [1, 4] })
+    ));
 }
 
 #[test]
@@ -243,8 +273,12 @@ fn what_is_not_seen_whole_denies_and_asks_but_never_allows() {
     assert!(matches_as("deny", when, list));
     let failing = json!({ "path": ["/etc", "<redacted>"] });
     assert!(
-        !matches_as("deny", when, failing),
-        "a known failure settles it"
+        matches_as("deny", when, failing.clone()),
+        "the unseen element may be under: a deny rule fires"
+    );
+    assert!(
+        !matches_as("allow", when, failing),
+        "a known failure settles an allow rule"
     );
 }
 

@@ -61,7 +61,7 @@ id = "r3"
         "<policy text>:1: `default` is \"maybe\"; it must be one of \"allow\", \"deny\", \"ask\"\n\
          <policy text>:2: rule #1: the rule has no `id`; give it one, unique in the file: id = \"...\"\n\
          <policy text>:4: rule #1: `decision` is \"dney\"; did you mean \"deny\"?; it must be one of \"allow\", \"deny\", \"ask\"\n\
-         <policy text>:8: rule \"r2\": `command` is empty; write what it should be, or leave the key out\n\
+         <policy text>:8: rule \"r2\": `command` is empty; name the command it applies to, or a glob of names: command = \"rm\"\n\
          <policy text>:9: rule \"r2\": `scope` must be a string, not an integer\n\
          <policy text>:12: rule \"r3\": the rule has no `command`; name the command it applies to, or a glob of names: command = \"rm\"\n\
          <policy text>:12: rule \"r3\": the rule has no `decision`; add one: decision = one of allow, deny, ask"

@@ -6,6 +6,7 @@ use serde_json::Value;
 use super::{Policy, PolicyDecision, PolicyError};
 use crate::ipc::CallInfo;
 
+mod bypasses;
 mod check;
 mod conditions;
 mod load_errors;
