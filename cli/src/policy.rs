@@ -80,6 +80,10 @@ pub(crate) struct Explain {
     /// full-access token's, which only rules without `scope` apply to.
     #[arg(long, value_name = "ID")]
     scope: Option<String>,
+    /// The text the call would have piped in on standard input (what fills
+    /// a command's stdin argument); without it, nothing is piped.
+    #[arg(long, value_name = "TEXT")]
+    stdin: Option<String>,
     /// The command called.
     #[arg(value_name = "COMMAND")]
     command: String,
@@ -147,7 +151,8 @@ fn run_explain(explain: &Explain) -> i32 {
     };
     let command = &explain.command;
     let scope = explain.scope.as_deref();
-    let call = match CallInfo::from_argv(&manifest, scope, command, &explain.words, None) {
+    let stdin = explain.stdin.clone().map(String::into_bytes);
+    let call = match CallInfo::from_argv(&manifest, scope, command, &explain.words, stdin) {
         Ok(Some(call)) => call,
         Ok(None) => {
             let text = format!(
@@ -210,6 +215,11 @@ fn load(rules: &Path, manifest: Option<&Manifest>) -> Result<Policy, i32> {
         None => Ok(policy),
     });
     checked.map_err(|error| match error {
+        PolicyError::Read { ref source, .. }
+            if source.kind() == std::io::ErrorKind::InvalidData =>
+        {
+            usage_error(&format!("{error}; the rules file must be UTF-8 text"))
+        }
         PolicyError::Read { .. } => {
             usage_error(&format!("{error}; check the path to the rules file"))
         }

@@ -50,6 +50,24 @@ impl Login {
     }
 }
 
+/// Write a file: its text comes on standard input.
+#[derive(Clone, Default, Serialize, IpcCommand)]
+#[ipc(name = "write", response = String)]
+struct WriteFile {
+    /// Where.
+    #[ipc(positional)]
+    path: String,
+    /// What.
+    #[ipc(stdin)]
+    text: String,
+}
+
+impl WriteFile {
+    async fn handle(&mut self) -> String {
+        String::new()
+    }
+}
+
 /// A good rules file: two rules, three examples.
 const GOOD: &str = r#"default = "ask"
 
@@ -92,6 +110,7 @@ impl Files {
         let manifest = IpcRouter::new()
             .register(Rm::default())
             .register(Login::default())
+            .register(WriteFile::default())
             .manifest();
         std::fs::write(
             dir.path().join("m.json"),
@@ -155,7 +174,7 @@ fn check_passes_a_good_file_with_a_summary() {
     assert_exit(&out, 0);
     assert_eq!(
         stdout(&out),
-        "rules.toml: 3 rules, 3 examples, all hold; checked against m.json (2 commands)\n"
+        "rules.toml: 3 rules, 3 examples, all hold; checked against m.json (3 commands)\n"
     );
 }
 
@@ -343,4 +362,39 @@ fn the_lean_client_links_no_policy_parser() {
             "the lean client links {heavy} code"
         );
     }
+}
+
+#[test]
+fn explain_takes_the_standard_input_a_call_would_pipe() {
+    let files = Files::new(GOOD);
+    let piped = files.gangway(&[
+        "explain",
+        "rules.toml",
+        "--manifest",
+        "m.json",
+        "--stdin",
+        "hello",
+        "--",
+        "write",
+        "/w/a",
+    ]);
+    assert_exit(&piped, 0);
+    let text = stdout(&piped);
+    assert!(
+        text.starts_with("call: write {\"path\":\"/w/a\",\"text\":\"hello\"}"),
+        "{text}"
+    );
+    // Without it, the required input is missing, as for a call with none.
+    let bare = files.explain(None, &["write", "/w/a"]);
+    assert_exit(&bare, 2);
+}
+
+#[test]
+fn a_rules_file_that_is_not_utf8_is_named_as_such() {
+    let files = Files::new(GOOD);
+    std::fs::write(files.path("rules.toml"), b"default = \"ask\"\n# \xff\n").unwrap();
+    let out = files.gangway(&["check", "rules.toml"]);
+    assert_exit(&out, 2);
+    let text = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(text.contains("must be UTF-8 text"), "{text}");
 }

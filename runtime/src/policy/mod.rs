@@ -170,6 +170,9 @@ use evaluate::RuleIndex;
 use model::{Action, Rule};
 use toml_read::Reader;
 
+/// The largest rules file [`Policy::load`] reads.
+const MAX_RULES_FILE: u64 = 16 << 20;
+
 /// The file name problems name for rules given as text.
 const TEXT_SOURCE: &str = "<policy text>";
 
@@ -195,10 +198,25 @@ impl Policy {
     /// error.
     pub fn load(path: impl AsRef<Path>) -> Result<Policy, PolicyError> {
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|source| PolicyError::Read {
+        let read_error = |source| PolicyError::Read {
             path: path.to_owned(),
             source,
-        })?;
+        };
+        // Not a device or a pipe (which could be endless, or block), nor a
+        // file no person writes by hand.
+        let meta = std::fs::metadata(path).map_err(read_error)?;
+        if !meta.is_file() || meta.len() > MAX_RULES_FILE {
+            let why = if meta.is_file() {
+                format!("it is over {} MiB", MAX_RULES_FILE >> 20)
+            } else {
+                "it is not a regular file".to_owned()
+            };
+            return Err(read_error(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                why,
+            )));
+        }
+        let text = std::fs::read_to_string(path).map_err(read_error)?;
         Policy::parse(&text, path.display().to_string(), Some(path.to_owned()))
     }
 

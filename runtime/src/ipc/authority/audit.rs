@@ -80,14 +80,15 @@ impl AuditOutcome {
 /// token), `pid`, `uid` (`null` over TCP), `command`, `args` (the bound
 /// arguments, secrets redacted; `null` when the call never bound), `decision`
 /// (`"allow"`, `"deny"`, or `null` when no decision was reached, as for a
-/// usage error), `reason` (a denial's), `outcome`, `exit` (the code the caller
+/// usage error), `reason` (a denial's), `rule` (only when the guard named
+/// the rule that decided), `outcome`, `exit` (the code the caller
 /// exits with; `null` when no answer was sent), `duration_ms`, `bytes_in`,
 /// `bytes_out`. Tokens never appear: a live token of the server's (or an MCP
 /// server's bearer token) pasted into a command's name, its arguments or a
 /// guard's reason is replaced with `<token>` before the record reaches its
 /// sink. Every record reaches its sink with its
 /// strings capped (what is kept, `…`, and the original length: `command` at
-/// 256 bytes, `reason` at 512, each string of `args` at 200, each list or
+/// 256 bytes, `reason` at 512, `rule` at 128, each string of `args` at 200, each list or
 /// map of `args` at 32 items, `args` as a whole at 2 KiB of JSON, past
 /// which only its size is written), so one record stays under 4 KiB.
 #[derive(Debug, Clone, PartialEq)]
@@ -264,6 +265,7 @@ impl AuditSink for AuditLog {
                     args = record.args.as_ref().map(|args| args.to_string()),
                     decision,
                     reason,
+                    rule = record.rule.as_deref(),
                     outcome = record.outcome.as_str(),
                     exit = record.exit,
                     duration_ms = u64::try_from(record.duration.as_millis()).unwrap_or(u64::MAX),

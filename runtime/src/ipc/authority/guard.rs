@@ -480,10 +480,11 @@ impl<'de> serde::de::Visitor<'de> for ShownVisitor {
     fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let mut fields = serde_json::Map::new();
         while let Some((Shown(key), Shown(value))) = map.next_entry()? {
-            // JSON keys are text; a key of another kind is shown as JSON.
-            let key = match key {
-                Value::String(text) => text,
-                other => other.to_string(),
+            // JSON keys are text. A key of another kind fails the whole
+            // value, which is then shown as its size: written out as JSON
+            // text, a map keyed by maps doubles in size at each level.
+            let Value::String(key) = key else {
+                return Err(serde::de::Error::custom("a map key that is not text"));
             };
             fields.insert(key, value);
         }
@@ -582,5 +583,16 @@ mod tests {
             "{shown}"
         );
         assert_eq!(shown["fee"], 0.25, "{shown}");
+    }
+
+    #[test]
+    fn a_map_keyed_by_anything_but_text_is_shown_as_its_size() {
+        let schema = ToolSchema::new("opts").with_param(ParamSchema::new("opts", ValueKind::Json));
+        // `{"opts": {{1: 2}: 3}}`: a map keyed by a map.
+        let mut params = vec![0x81, 0xa4];
+        params.extend_from_slice(b"opts");
+        params.extend_from_slice(&[0x81, 0x81, 0x01, 0x02, 0x03]);
+        let shown = shown_args(&params, &schema);
+        assert_eq!(shown["opts"], "<5 bytes>", "{shown}");
     }
 }

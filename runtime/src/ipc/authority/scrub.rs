@@ -60,7 +60,7 @@ impl Scrubber {
         }
     }
 
-    /// Replaces every known secret in `record`'s command, reason and
+    /// Replaces every known secret in `record`'s command, reason, rule and
     /// arguments (their strings and their keys) with [`SCRUBBED`].
     pub(crate) fn scrub(&mut self, record: &mut AuditRecord) {
         let generation = self.source.generation();
@@ -76,6 +76,10 @@ impl Scrubber {
         }
         if let Some(Decision::Deny(reason)) = &mut record.decision {
             scrubbed(matcher, reason);
+        }
+        // A guard of the host's own may name a rule from what it was shown.
+        if let Some(rule) = &mut record.rule {
+            scrubbed(matcher, rule);
         }
         if let Some(args) = record.args.take() {
             record.args = Some(scrubbed_value(matcher, args));
@@ -218,15 +222,15 @@ mod tests {
             &format!("no: {TOKEN} and {TOKEN}"),
             json!({ "words": ["a", TOKEN, { TOKEN: format!("k={TOKEN}") }], "n": 3 }),
         );
+        pasted.rule = Some(format!("rule-{TOKEN}"));
         scrubber.scrub(&mut pasted);
-        assert_eq!(
-            pasted,
-            record(
-                "x<token>",
-                "no: <token> and <token>",
-                json!({ "words": ["a", "<token>", { "<token>": "k=<token>" }], "n": 3 }),
-            )
+        let mut expected = record(
+            "x<token>",
+            "no: <token> and <token>",
+            json!({ "words": ["a", "<token>", { "<token>": "k=<token>" }], "n": 3 }),
         );
+        expected.rule = Some("rule-<token>".to_owned());
+        assert_eq!(pasted, expected);
     }
 
     #[test]

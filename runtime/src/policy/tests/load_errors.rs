@@ -295,4 +295,12 @@ fn a_file_names_its_path_and_an_unreadable_one_says_so() {
         "{error}"
     );
     assert!(std::error::Error::source(&error).is_some());
+    // A device (endless) or a folder is refused before anything is read.
+    for odd in [std::path::Path::new("/dev/zero"), dir.path()] {
+        let error = Policy::load(odd).unwrap_err();
+        assert!(
+            error.to_string().ends_with("it is not a regular file"),
+            "{error}"
+        );
+    }
 }
