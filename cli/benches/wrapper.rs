@@ -10,7 +10,9 @@
 //!    to `/bin/true`;
 //!    the two wrapper calls are made again against a host that writes a
 //!    JSON-lines audit log and asks a guard (which allows) about every
-//!    call, and compared with the plain ones.
+//!    call, and against one whose guard is a policy of 200 rules (which
+//!    allows these calls after testing the rules on `echoargs`), each
+//!    compared with the plain ones.
 //! 2. In-process `IpcClient` round trips on the Unix socket against a bare
 //!    frame echo over a Unix socket pair: the protocol, auth and dispatch
 //!    beside the socket's own cost.
@@ -85,6 +87,16 @@ fn main() -> ExitCode {
     let audited_link_env = audited_env
         .clone()
         .with_wrapper_dir(Some(links.path().to_path_buf()));
+    // The same again, the guard a policy of 200 rules.
+    let ruled_dir = tempfile::tempdir().unwrap();
+    let ruled = IpcServer::builder()
+        .guard(two_hundred_rules())
+        .audit(AuditLog::jsonl(ruled_dir.path().join("audit.jsonl")).unwrap());
+    let ruled = common::serve_with(&runtime, ruled, router_for_links.clone(), scripts.path());
+    let ruled_env = ruled.sandbox_env();
+    let ruled_link_env = ruled_env
+        .clone()
+        .with_wrapper_dir(Some(links.path().to_path_buf()));
 
     let static_client = common::static_client();
     let static_links = static_client
@@ -101,6 +113,8 @@ fn main() -> ExitCode {
         links: &link_env,
         audited_scripts: &audited_env,
         audited_links: &audited_link_env,
+        ruled_scripts: &ruled_env,
+        ruled_links: &ruled_link_env,
         static_links: static_link_env.as_ref(),
         static_scripts: static_script_env.as_ref(),
     };
@@ -110,9 +124,49 @@ fn main() -> ExitCode {
     let _ = std::io::stdout().flush();
     runtime.block_on(server.shutdown(Duration::from_secs(1)));
     runtime.block_on(audited.shutdown(Duration::from_secs(1)));
+    runtime.block_on(ruled.shutdown(Duration::from_secs(1)));
     let records = std::fs::read_to_string(audit_dir.path().join("audit.jsonl")).unwrap();
     println!("audit records written: {}", records.lines().count());
     ExitCode::SUCCESS
+}
+
+/// A policy of 200 rules, as a host might write: 150 on other commands by
+/// name, 40 on command globs, and 10 on `echoargs` whose conditions (a
+/// regex, globs, values) are tested on every call and match none of the
+/// bench's, so the default allows it.
+fn two_hundred_rules() -> gangway::policy::Policy {
+    use std::fmt::Write as _;
+    let mut text = String::from("default = \"allow\"\n");
+    for n in 0..150 {
+        let _ = write!(
+            text,
+            "[[rule]]\nid = \"other-{n}\"\ncommand = \"tool-{n}\"\n\
+             when = {{ path = {{ not_under = \"/workspace/{n}\" }} }}\ndecision = \"deny\"\n"
+        );
+    }
+    for n in 0..40 {
+        let _ = write!(
+            text,
+            "[[rule]]\nid = \"family-{n}\"\ncommand = \"family-{n}-*\"\ndecision = \"ask\"\n"
+        );
+    }
+    let echo_tests = [
+        r#"{ regex = "(?i).*(password|secret|token)[0-9]*" }"#,
+        r#"{ glob = "secret-*" }"#,
+        r#"{ equals = "--force" }"#,
+        r#"{ one_of = ["rm", "shutdown", "reboot"] }"#,
+        r#"{ glob = "*.pem" }"#,
+    ];
+    for n in 0..10 {
+        let test = echo_tests[n % echo_tests.len()];
+        let _ = write!(
+            text,
+            "[[rule]]\nid = \"echo-{n}\"\ncommand = \"echoargs\"\nwhen = {{ words = {test} }}\ndecision = \"deny\"\n"
+        );
+    }
+    let policy = gangway::policy::Policy::from_toml_str(&text).expect("the bench's rules load");
+    assert_eq!(policy.rule_count(), 200);
+    policy
 }
 
 /// The variable naming a peer case for the shell loops.
@@ -186,6 +240,9 @@ struct LoopEnvs<'a> {
     links: &'a SandboxEnv,
     audited_scripts: &'a SandboxEnv,
     audited_links: &'a SandboxEnv,
+    /// Audited, the guard a policy of 200 rules.
+    ruled_scripts: &'a SandboxEnv,
+    ruled_links: &'a SandboxEnv,
     /// Links to the statically linked client, when it was built.
     static_links: Option<&'a SandboxEnv>,
     /// Scripts running the statically linked client, when it was built.
@@ -235,6 +292,18 @@ fn shell_loops(envs: &LoopEnvs<'_>, static_client: Option<&str>, peer: Option<&P
             envs.audited_links,
             "echoargs x".into(),
             "within 10% of the plain call",
+        ),
+        (
+            "script, 200-rule policy",
+            envs.ruled_scripts,
+            "echoargs x".into(),
+            "within 10% of audit + guard",
+        ),
+        (
+            "link, 200-rule policy",
+            envs.ruled_links,
+            "echoargs x".into(),
+            "within 10% of audit + guard",
         ),
     ];
     if let (Some(client), Some(static_links), Some(static_scripts)) =
@@ -294,10 +363,16 @@ fn print_loops(
         "link wrapper, token from its file: {:.3}x the call with GANGWAY_TOKEN",
         medians[4].as_secs_f64() / medians[3].as_secs_f64()
     );
-    for (style, plain, authority) in [("script", 2, 5), ("link", 3, 6)] {
+    for (style, plain, authority, ruled) in [("script", 2, 5, 7), ("link", 3, 6, 8)] {
+        let ratio = |of: usize, to: usize| medians[of].as_secs_f64() / medians[to].as_secs_f64();
         println!(
             "{style} wrapper with audit + guard: {:.3}x the plain call",
-            medians[authority].as_secs_f64() / medians[plain].as_secs_f64()
+            ratio(authority, plain)
+        );
+        println!(
+            "{style} wrapper with a 200-rule policy (and audit): {:.3}x audit + a guard that allows, {:.3}x the plain call",
+            ratio(ruled, authority),
+            ratio(ruled, plain)
         );
     }
     let Some((peer, peer_time)) = peer.zip(medians.last()) else {

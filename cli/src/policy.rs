@@ -110,23 +110,25 @@ fn run_check(check: &Check) -> i32 {
         Ok(manifest) => manifest,
         Err(message) => return usage_error(&message),
     };
-    if let Err(code) = load(&check.rules, manifest.as_ref()) {
-        return code;
+    let policy = match load(&check.rules, manifest.as_ref()) {
+        Ok(policy) => policy,
+        Err(code) => return code,
+    };
+    let (rules, examples) = (policy.rule_count(), policy.example_count());
+    if rules == 0 {
+        gangway::caller::say(format!(
+            "note: {} has no rules, so its `default` decides every call",
+            check.rules.display()
+        ));
     }
-    let mut summary = format!("{}: ", check.rules.display());
-    match count_rules(&check.rules) {
-        Some((rules, examples)) => {
-            let _ = write!(
-                summary,
-                "{} rule{}, {} example{}, all hold",
-                rules,
-                plural(rules),
-                examples,
-                plural(examples)
-            );
-        }
-        None => summary.push_str("the rules load and every example holds"),
-    }
+    let mut summary = format!(
+        "{}: {} rule{}, {} example{}, all hold",
+        check.rules.display(),
+        rules,
+        plural(rules),
+        examples,
+        plural(examples)
+    );
     if let (Some(manifest), Some(file)) = (&manifest, &check.manifest) {
         let commands = manifest.commands.len();
         let _ = write!(
@@ -254,35 +256,6 @@ fn read_manifest(file: &Path) -> Result<Manifest, String> {
         ));
     }
     Ok(manifest)
-}
-
-/// The rules and examples in a file that loaded: `[[rule]]` tables and
-/// each one's `examples`. `None` if the file cannot be read again.
-fn count_rules(rules: &Path) -> Option<(usize, usize)> {
-    let text = std::fs::read_to_string(rules).ok()?;
-    let document = text.parse::<toml_edit::DocumentMut>().ok()?;
-    let tables: Vec<&dyn toml_edit::TableLike> = match document.get("rule") {
-        None => Vec::new(),
-        Some(toml_edit::Item::ArrayOfTables(tables)) => tables
-            .iter()
-            .map(|t| t as &dyn toml_edit::TableLike)
-            .collect(),
-        Some(item) => item
-            .as_array()?
-            .iter()
-            .filter_map(|value| value.as_inline_table())
-            .map(|t| t as &dyn toml_edit::TableLike)
-            .collect(),
-    };
-    let examples = tables
-        .iter()
-        .filter_map(|table| table.get("examples"))
-        .map(|item| match item {
-            toml_edit::Item::ArrayOfTables(tables) => tables.len(),
-            item => item.as_array().map_or(0, toml_edit::Array::len),
-        })
-        .sum();
-    Some((tables.len(), examples))
 }
 
 /// Reports a file that cannot be read or a usage mistake: exit 2.

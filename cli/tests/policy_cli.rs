@@ -179,6 +179,24 @@ fn check_passes_a_good_file_with_a_summary() {
 }
 
 #[test]
+fn check_notes_a_file_with_no_rules() {
+    let files = Files::new("# nothing yet\ndefault = \"deny\"\n");
+    let out = files.gangway(&["check", "rules.toml"]);
+    assert_exit(&out, 0);
+    assert_eq!(stdout(&out), "rules.toml: 0 rules, 0 examples, all hold\n");
+    assert_eq!(
+        stderr(&out),
+        "note: rules.toml has no rules, so its `default` decides every call\n"
+    );
+    let files = Files::new(GOOD);
+    assert_eq!(
+        stderr(&files.gangway(&["check", "rules.toml"])),
+        "",
+        "no note when there are rules"
+    );
+}
+
+#[test]
 fn check_lists_each_failure_with_its_rule_and_line() {
     let broken = GOOD
         .replace(

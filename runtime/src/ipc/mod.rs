@@ -77,8 +77,11 @@ pub(crate) use authority::guard::Admission;
 #[cfg(feature = "ipc")]
 #[cfg_attr(docsrs, doc(cfg(feature = "ipc")))]
 pub use authority::guard::{
-    CallGuard, CallInfo, Decision, NOT_FINITE, PeerCredentials, REDACTED, Ruling,
+    ApprovalOutcome, CallGuard, CallInfo, Decision, NOT_FINITE, PeerCredentials, REDACTED, Ruling,
 };
+#[cfg(feature = "ipc")]
+#[cfg_attr(docsrs, doc(cfg(feature = "ipc")))]
+pub use authority::lease::ScopeLease;
 pub use authority::scope::{Scope, ScopeError};
 #[cfg(feature = "mcp")]
 pub(crate) use authority::scrub::KnownSecrets;

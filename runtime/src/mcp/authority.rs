@@ -106,6 +106,8 @@ impl Authority {
             Arc::new(Admission::new(
                 Some(Arc::from(MCP_SCOPE)),
                 None,
+                // An MCP server's calls have no scope of their own to lapse.
+                None,
                 self.guard.clone(),
                 self.auditor.is_some(),
             ))
@@ -131,6 +133,7 @@ impl Authority {
             args: seen.args,
             decision: seen.decision,
             rule: seen.rule,
+            approval: seen.approval,
             outcome: call.outcome,
             exit: call.exit,
             duration: call.started.elapsed(),

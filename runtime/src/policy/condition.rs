@@ -300,7 +300,7 @@ fn has_dot_component(text: &str) -> bool {
 /// Whether a value is a stand-in for one not shown whole: a secret, bytes
 /// or a large value shown as its size, or text cut short. (A caller who
 /// sends such text on purpose only makes its own call undecidable.)
-fn is_unseen(value: &Value) -> bool {
+pub(crate) fn is_unseen(value: &Value) -> bool {
     let Value::String(text) = value else {
         return false;
     };

@@ -1,7 +1,8 @@
 //! Deciding one call: which rules apply to its command (found through an
 //! index built at load), which of those match its scope and arguments, and
 //! which of the matching ones decides (deny over ask over allow, then the
-//! first in the file), or the policy's default when none matches.
+//! first in the file; an allow rule that `approves` an ask rule answers
+//! its question), or the policy's default when none matches.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -103,40 +104,63 @@ impl RuleIndex {
     }
 }
 
+/// What deciding one call found: the verdict, and every ask rule left
+/// asking (the deciding one first), whose arguments a person's answer
+/// covers.
+pub(crate) struct Finding<'r> {
+    pub(crate) verdict: Verdict,
+    pub(crate) asking: Vec<&'r Rule>,
+}
+
 /// Decides `command` called from `scope` with `args` by `rules` (indexed by
 /// `index`), with `default` when none matches.
-pub(crate) fn evaluate(
-    rules: &[Rule],
+pub(crate) fn evaluate<'r>(
+    rules: &'r [Rule],
     index: &RuleIndex,
     default: Action,
     scope: Option<&str>,
     command: &str,
     args: &Value,
-) -> Verdict {
-    let mut first_ask = None;
-    let mut first_allow = None;
+) -> Finding<'r> {
+    let mut asking: Vec<&Rule> = Vec::new();
+    let mut allowing: Vec<&Rule> = Vec::new();
     for &position in index.candidates(command).iter() {
         let rule = &rules[position];
-        // Once some rule asks, only a denial can change the outcome: the
-        // conditions of allow and ask rules need no more looking at.
-        if first_ask.is_some() && rule.action != Action::Deny {
+        // Once some rule asks, only a denial, another question or an
+        // answer to one can change the outcome: other allow rules need no
+        // more looking at.
+        if !asking.is_empty() && rule.action == Action::Allow && rule.approves.is_empty() {
             continue;
         }
         if !(scope_matches(rule, scope) && conditions_match(rule, args)) {
             continue;
         }
         match rule.action {
-            Action::Deny => return rule_verdict(rule),
-            Action::Ask => first_ask = Some(rule),
-            Action::Allow => {
-                first_allow.get_or_insert(rule);
+            Action::Deny => {
+                return Finding {
+                    verdict: rule_verdict(rule),
+                    asking: Vec::new(),
+                };
             }
+            Action::Ask => asking.push(rule),
+            Action::Allow => allowing.push(rule),
         }
     }
-    match first_ask.or(first_allow) {
-        Some(rule) => rule_verdict(rule),
-        None => default_verdict(default, command),
-    }
+    let answers = |ask: &Rule| {
+        allowing
+            .iter()
+            .find(|allow| allow.approves.contains(&ask.id))
+            .copied()
+    };
+    let first_answer = asking.iter().find_map(|ask| answers(ask));
+    asking.retain(|ask| answers(ask).is_none());
+    let verdict = match (asking.first(), first_answer, allowing.first()) {
+        (Some(ask), _, _) => rule_verdict(ask),
+        (None, Some(answer), _) => rule_verdict(answer),
+        (None, None, Some(allow)) => rule_verdict(allow),
+        (None, None, None) => default_verdict(default, command),
+    };
+    Finding { verdict, asking }
 }
 
 /// Whether a rule applies to a call from `scope`: a rule with no `scope`

@@ -17,8 +17,8 @@ use super::when::read_when;
 /// The keys a rules file may have at its top.
 const TOP_KEYS: [&str; 2] = ["default", "rule"];
 /// The keys a rule may have.
-const RULE_KEYS: [&str; 7] = [
-    "id", "command", "scope", "when", "decision", "reason", "examples",
+const RULE_KEYS: [&str; 8] = [
+    "id", "command", "scope", "when", "decision", "reason", "examples", "approves",
 ];
 /// The keys an example may have.
 const EXAMPLE_KEYS: [&str; 3] = ["args", "expect", "scope"];
@@ -193,6 +193,10 @@ fn read_rule(reader: &mut Reader, at: &TableAt<'_>, line: usize, label: &str) ->
         let examples_line = reader.key_line(table, "examples", line);
         read_examples(reader, item, label, examples_line)
     });
+    let approves_line = reader.key_line(table, "approves", line);
+    let approves = table.get("approves").map_or_else(Vec::new, |item| {
+        read_approves(reader, item, action, label, approves_line)
+    });
     if reader.problems.count() > problems_before {
         return None;
     }
@@ -205,7 +209,69 @@ fn read_rule(reader: &mut Reader, at: &TableAt<'_>, line: usize, label: &str) ->
         action: action?,
         reason,
         examples,
+        approves,
+        approves_line,
     })
+}
+
+/// A rule's `approves`: the ids of the ask rules it answers, one or a list.
+fn read_approves(
+    reader: &mut Reader,
+    item: &Item,
+    action: Option<Action>,
+    rule: &str,
+    line: usize,
+) -> Vec<String> {
+    if action.is_some_and(|action| action != Action::Allow) {
+        let message = "only a rule whose decision is \"allow\" may have `approves`: it names the ask rules whose question it answers".to_owned();
+        reader.problem(line, Some(rule), message);
+        return Vec::new();
+    }
+    let ids: Option<Vec<String>> = match item.as_str() {
+        Some(id) => Some(vec![id.to_owned()]),
+        None => item.as_array().and_then(|list| {
+            list.iter()
+                .map(|id| id.as_str().map(str::to_owned))
+                .collect()
+        }),
+    };
+    match ids {
+        Some(ids) if !ids.is_empty() && ids.iter().all(|id| !id.trim().is_empty()) => ids,
+        _ => {
+            let message = format!(
+                "`approves` must be the id of an ask rule, or a list of them, not {}",
+                kind_of(item)
+            );
+            reader.problem(line, Some(rule), message);
+            Vec::new()
+        }
+    }
+}
+
+/// Notes each `approves` that names no ask rule of the file.
+pub(crate) fn check_approves(rules: &[Rule], reader: &mut Reader) {
+    for rule in rules {
+        for id in &rule.approves {
+            match rules.iter().find(|other| &other.id == id) {
+                Some(asked) if asked.action == Action::Ask => {}
+                Some(other) => {
+                    let message = format!(
+                        "`approves` names {id:?}, whose decision is {:?}; only an ask rule's question can be answered",
+                        other.action.name()
+                    );
+                    reader.problem(rule.approves_line, Some(&rule.id), message);
+                }
+                None => {
+                    let ids: Vec<&str> = rules.iter().map(|rule| rule.id.as_str()).collect();
+                    let message = format!(
+                        "`approves` names {id:?}, but no rule has that id{}",
+                        did_you_mean(id, ids)
+                    );
+                    reader.problem(rule.approves_line, Some(&rule.id), message);
+                }
+            }
+        }
+    }
 }
 
 /// A rule's `command` or `scope` pattern, or `None` with a problem noted.

@@ -1,6 +1,6 @@
 //! Policies: a rules file that decides each call a sandbox makes (allow
 //! it, deny it, or ask a person) without writing a guard in Rust. A
-//! [`Policy`] is a [`CallGuard`]: give it to
+//! [`Policy`] is a [`CallGuard`](crate::ipc::CallGuard): give it to
 //! [`IpcServerBuilder::guard`](crate::ipc::IpcServerBuilder::guard).
 //!
 //! ```toml
@@ -61,6 +61,9 @@
 //!   can act on; it is what a denied caller reads.
 //! - `examples` (optional): calls the rule must or must not match, checked
 //!   when the file loads (see below).
+//! - `approves` (optional, allow rules only): the id of an ask rule, or a
+//!   list of them, whose question this rule answers (see
+//!   [Asking a person](#asking-a-person)).
 //!
 //! Globs (`command`, `scope`, the `glob` test) are globset's: `**` is any
 //! run of characters including `/`, `?` one character, `[a-z]` a class,
@@ -123,6 +126,65 @@
 //! the file. The deciding rule's `id` and `reason` go to the caller
 //! ([`Verdict`]); when none matches, `default` decides.
 //!
+//! # Asking a person
+//!
+//! A call the rules ask about goes to the policy's [`Approver`]
+//! ([`with_approver`](Policy::with_approver)): a [`TerminalApprover`]
+//! asking on the host's terminal, or a closure for a host with its own UI.
+//! The approver answers one of [`Approval`]'s:
+//!
+//! - `Once`: the call runs; the next one is asked about again.
+//! - `Session`: the call runs, and so do the calls from the same scope
+//!   with the same command and the same values of the arguments the asking
+//!   rules test (every argument the call gives, when the default asked),
+//!   without asking, until the scope lapses: it is revoked or expires, or
+//!   its server stops. A scope issued again under the same id is asked
+//!   afresh. (A call with no scope to lapse, from
+//!   [`CallInfo::new`] or an MCP server, keeps its answers by scope id for
+//!   as long as the policy lives.)
+//! - `Always`: the call runs, and a rule is added at the end of the rules
+//!   file (its comments and layout kept; the file replaced in one step by
+//!   a new one renamed over it), then in force at once and after a restart:
+//!
+//!   ```toml
+//!   # Added by gangway at 2026-12-03T07:10:00Z: a person answered "always" to "deploy" from scope "agent-1"
+//!   # (asked by rule deploy-prod).
+//!   [[rule]]
+//!   id = "approved-deploy-1"
+//!   command = "deploy"
+//!   when = { env = { equals = "prod" } }
+//!   decision = "allow"
+//!   approves = ["deploy-prod"]
+//!   ```
+//!
+//!   `approves` is what lets this rule answer the question: an allow rule
+//!   that matches a call and `approves` an ask rule takes that rule's
+//!   question away (a denial still wins, and so does any other question).
+//!   A policy made from text keeps the rule in memory.
+//! - `Deny(reason)`: the call is refused; its caller reads the reason.
+//!
+//! An answer is held to values the person saw: when one of the values it
+//! would cover is not shown whole (text cut short, a size), `Session` and
+//! `Always` hold for this call only; when no rule can be written (the file
+//! was broken by hand since, or a value is a secret and the policy was not
+//! [checked against](Policy::check_against) the host's commands to know
+//! it), `Always` holds for the session instead. Either way the host's log
+//! says why (`tracing`, target `gangway::policy`).
+//!
+//! With no approver, or no one there ([`Approval::Unavailable`]: no
+//! terminal), the call is refused with a reason saying that it needs a
+//! person's approval and how to get it. The wait for an answer is the
+//! guard's: the call's timeout covers it, and a caller's Ctrl-C drops the
+//! question (the caller exits 130). Each call's audit record names the
+//! answer (`approval`: `once`, `session`, `always` or `denied`).
+//!
+//! # Watching the file
+//!
+//! [`Policy::watch`] reads the file again whenever it changes, so a person
+//! can edit the rules while sandboxes run. A change that does not load
+//! leaves the rules before it in force, and says why (the log, and
+//! [`last_error`](Policy::last_error)) until a change loads.
+//!
 //! # Examples and load errors
 //!
 //! Each example (`{ args = { ... }, expect = "deny", scope = "agent-1" }`)
@@ -141,13 +203,15 @@
 //! (`#[ipc(secret)]`: a rule must not look at secrets), or that cannot fit
 //! the argument's type.
 
-use std::future::Future;
-use std::path::{Path, PathBuf};
-use std::pin::Pin;
+use std::fmt;
+use std::path::Path;
+use std::sync::Arc;
 
-use crate::ipc::{CallGuard, CallInfo, Decision, Ruling};
+use crate::ipc::CallInfo;
 use crate::tool::Manifest;
 
+mod always;
+mod approver;
 mod check;
 mod condition;
 mod error;
@@ -155,99 +219,116 @@ mod evaluate;
 mod examples;
 mod file;
 mod glob;
+mod guard;
 mod model;
 mod path;
+mod pin;
+mod rules;
+mod session;
+mod state;
+mod terminal;
 mod toml_read;
+mod watch;
 mod when;
 
 #[cfg(test)]
 mod tests;
 
+pub use approver::{Approval, ApprovalRequest, Approver};
 pub use error::{PolicyError, PolicyProblem};
 pub use evaluate::{PolicyDecision, Verdict};
+pub use terminal::TerminalApprover;
 
-use evaluate::RuleIndex;
-use model::{Action, Rule};
-use toml_read::Reader;
-
-/// The largest rules file [`Policy::load`] reads.
-const MAX_RULES_FILE: u64 = 16 << 20;
-
-/// The file name problems name for rules given as text.
-const TEXT_SOURCE: &str = "<policy text>";
+use approver::ApproverName;
+use rules::{RuleSet, TEXT_SOURCE};
+use state::State;
 
 /// A rules file, loaded and checked: decides each call (see the
 /// [module documentation](self) for the file).
-#[derive(Debug, Clone)]
+///
+/// Clones share everything: the rules in force (a watched file's latest),
+/// the answers given for sessions, and the approver.
+#[derive(Clone)]
 pub struct Policy {
-    /// The file problems name: its path, or [`TEXT_SOURCE`].
-    source: String,
-    /// The file, when loaded from one.
-    path: Option<PathBuf>,
-    /// The decision when no rule matches.
-    default: Action,
-    /// The rules, in file order.
-    rules: Vec<Rule>,
-    /// The rules by command.
-    index: RuleIndex,
+    state: Arc<State>,
+    approver: Option<Arc<dyn Approver>>,
+}
+
+impl fmt::Debug for Policy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let rules = self.state.rules();
+        f.debug_struct("Policy")
+            .field("source", &rules.source)
+            .field("default", &rules.default)
+            .field("rules", &rules.rules.len())
+            .field("approver", &self.approver.as_ref().map(|_| ApproverName))
+            .finish()
+    }
 }
 
 impl Policy {
     /// Reads and checks the rules file at `path`: its syntax, its keys and
     /// values, and each rule's examples. Every problem found is in the
-    /// error.
+    /// error. The file is read once: see [`watch`](Policy::watch) to follow
+    /// its changes.
     pub fn load(path: impl AsRef<Path>) -> Result<Policy, PolicyError> {
         let path = path.as_ref();
-        let read_error = |source| PolicyError::Read {
-            path: path.to_owned(),
-            source,
-        };
-        // Not a device or a pipe (which could be endless, or block), nor a
-        // file no person writes by hand.
-        let meta = std::fs::metadata(path).map_err(read_error)?;
-        if !meta.is_file() || meta.len() > MAX_RULES_FILE {
-            let why = if meta.is_file() {
-                format!("it is over {} MiB", MAX_RULES_FILE >> 20)
-            } else {
-                "it is not a regular file".to_owned()
-            };
-            return Err(read_error(std::io::Error::new(
-                std::io::ErrorKind::InvalidInput,
-                why,
-            )));
-        }
-        let text = std::fs::read_to_string(path).map_err(read_error)?;
-        Policy::parse(&text, path.display().to_string(), Some(path.to_owned()))
+        let rules = RuleSet::load(path)?;
+        Ok(Policy::with_state(State::new(rules, Some(path.to_owned()))))
     }
 
     /// The rules in `text`, checked as [`load`](Policy::load) checks a
-    /// file (whose problems name `<policy text>` as the file).
+    /// file (whose problems name `<policy text>` as the file). An "always"
+    /// answer adds its rule to these rules in memory, for as long as the
+    /// policy lives.
     pub fn from_toml_str(text: &str) -> Result<Policy, PolicyError> {
-        Policy::parse(text, TEXT_SOURCE.to_owned(), None)
+        let rules = RuleSet::parse(text.to_owned(), TEXT_SOURCE.to_owned())?;
+        Ok(Policy::with_state(State::new(rules, None)))
     }
 
-    fn parse(text: &str, source: String, path: Option<PathBuf>) -> Result<Policy, PolicyError> {
-        let mut reader = Reader::new(text, &source);
-        let rules_file = file::read_rules(text, &mut reader);
-        examples::check_examples(&rules_file.rules, &mut reader);
-        let index = RuleIndex::new(&rules_file.rules).unwrap_or_else(|message| {
-            reader.problems.add(None, None, message);
-            RuleIndex::default()
-        });
-        reader.problems.finish(Policy {
+    /// [`load`](Policy::load)s the rules file at `path`, then reads it again
+    /// whenever it changes (it is looked at five times a second, by a
+    /// thread that ends with the policy's last clone). A change that does
+    /// not load (or, after [`check_against`](Policy::check_against), does
+    /// not fit the host's commands) leaves the rules before it in force:
+    /// the error is logged (`tracing`, target `gangway::policy`) and kept
+    /// in [`last_error`](Policy::last_error) until a change loads.
+    ///
+    /// # Errors
+    ///
+    /// The file does not load, or the thread cannot be started.
+    pub fn watch(path: impl AsRef<Path>) -> Result<Policy, PolicyError> {
+        let path = path.as_ref();
+        let policy = Policy::load(path)?;
+        watch::start(&policy.state, path.to_owned()).map_err(|source| PolicyError::Read {
+            path: path.to_owned(),
             source,
-            path,
-            default: rules_file.default,
-            rules: rules_file.rules,
-            index,
-        })
+        })?;
+        Ok(policy)
+    }
+
+    fn with_state(state: State) -> Policy {
+        Policy {
+            state: Arc::new(state),
+            approver: None,
+        }
+    }
+
+    /// The policy with calls it asks about put to `approver`: a
+    /// [`TerminalApprover`], or a closure for a host with its own UI. With
+    /// none, such calls are refused, their callers told they need approval.
+    #[must_use]
+    pub fn with_approver(mut self, approver: impl Approver) -> Policy {
+        self.approver = Some(Arc::new(approver));
+        self
     }
 
     /// Checks the rules against the commands a host serves (its router's
     /// [`manifest`](crate::ipc::IpcRouter::manifest)): each `command`
     /// must match one of them, and each condition must test an argument
     /// its commands have, that is not secret, in a way that fits its type.
-    /// The policy back when all is well; every problem otherwise.
+    /// The policy back when all is well; every problem otherwise. A watched
+    /// file's later readings are checked against the same commands.
     ///
     /// ```no_run
     /// # use gangway::policy::Policy;
@@ -256,82 +337,55 @@ impl Policy {
     /// # Ok::<(), gangway::policy::PolicyError>(())
     /// ```
     pub fn check_against(self, manifest: &Manifest) -> Result<Policy, PolicyError> {
-        let mut problems = error::Problems::new(&self.source);
-        check::check_rules(&self.rules, manifest, &mut problems);
-        problems.finish(self)
+        self.state.check_against(manifest)?;
+        Ok(self)
     }
 
-    /// What the policy says of `call`.
+    /// What the rules in force say of `call` (no one is asked, and answers
+    /// given for sessions are not looked at).
     pub fn evaluate(&self, call: &CallInfo) -> Verdict {
-        evaluate::evaluate(
-            &self.rules,
-            &self.index,
-            self.default,
-            call.scope(),
-            call.command(),
-            call.args(),
-        )
+        self.state
+            .rules()
+            .evaluate(call.scope(), call.command(), call.args())
+            .verdict
     }
 
     /// The file the policy was loaded from; `None` for one made from text.
     pub fn path(&self) -> Option<&Path> {
-        self.path.as_deref()
+        self.state.path.as_deref()
     }
 
-    /// The guard's answer for `call`: a denial names the deciding rule, and
-    /// a call the policy would ask about is refused (no one is there to
-    /// ask) with a reason saying it needs approval and how to grant it.
-    fn rule_on(&self, call: &CallInfo) -> Ruling {
-        let verdict = self.evaluate(call);
-        let decision = self.decide(&verdict);
-        match verdict.rule {
-            Some(rule) => Ruling::new(decision).by_rule(rule),
-            None => Ruling::new(decision),
+    /// How many rules are in force.
+    pub fn rule_count(&self) -> usize {
+        self.state.rules().counts().0
+    }
+
+    /// How many examples the rules in force have (all of which held when
+    /// the rules loaded).
+    pub fn example_count(&self) -> usize {
+        self.state.rules().counts().1
+    }
+
+    /// Reads the rules file again now, as [`watch`](Policy::watch) does
+    /// when it changes (for a host that reloads on a signal, say): its
+    /// rules take force if they load, else those before stay and the
+    /// error is returned (and kept in [`last_error`](Policy::last_error)).
+    /// Nothing is read for a policy made from text.
+    pub fn reload(&self) -> Result<(), Arc<PolicyError>> {
+        self.state.reload()
+    }
+
+    /// Why the rules file's last reading failed (the rules before it are
+    /// in force); `None` when it loaded.
+    pub fn last_error(&self) -> Option<Arc<PolicyError>> {
+        self.state.last_error()
+    }
+
+    /// The file named in messages: the rules file, or the host's policy.
+    fn file_label(&self) -> String {
+        match self.path() {
+            Some(path) => format!("the policy file {}", path.display()),
+            None => "the host's policy".to_owned(),
         }
-    }
-
-    fn decide(&self, verdict: &Verdict) -> Decision {
-        let rule = verdict.rule.as_deref();
-        match &verdict.decision {
-            PolicyDecision::Allow => Decision::Allow,
-            PolicyDecision::Deny { reason } => match rule {
-                Some(rule) => Decision::Deny(format!("{reason} (policy rule `{rule}`)")),
-                None => Decision::Deny(reason.clone()),
-            },
-            PolicyDecision::Ask => {
-                let why = match (rule, &verdict.reason) {
-                    (Some(rule), Some(reason)) => format!("policy rule `{rule}`: {reason}"),
-                    (Some(rule), None) => format!("policy rule `{rule}`"),
-                    (None, _) => {
-                        "no policy rule matches it, and the policy's default is to ask".to_owned()
-                    }
-                };
-                let file = match &self.path {
-                    Some(path) => format!("the policy file {}", path.display()),
-                    None => "the host's policy".to_owned(),
-                };
-                Decision::Deny(format!(
-                    "this call needs a person's approval ({why}), and the host has no one to ask; \
-                     ask the user to approve it, or to allow it with a rule whose decision is \"allow\" in {file}"
-                ))
-            }
-        }
-    }
-}
-
-impl CallGuard for Policy {
-    fn check<'a>(
-        &'a self,
-        call: &'a CallInfo,
-    ) -> Pin<Box<dyn Future<Output = Decision> + Send + 'a>> {
-        Box::pin(std::future::ready(self.rule_on(call).decision))
-    }
-
-    /// The decision, naming the deciding rule (none for the default).
-    fn ruling<'a>(
-        &'a self,
-        call: &'a CallInfo,
-    ) -> Pin<Box<dyn Future<Output = Ruling> + Send + 'a>> {
-        Box::pin(std::future::ready(self.rule_on(call)))
     }
 }

@@ -63,6 +63,11 @@ pub(crate) struct Rule {
     pub(crate) reason: Option<String>,
     /// Calls it must (or must not) match, checked when the file loads.
     pub(crate) examples: Vec<Example>,
+    /// The ask rules whose question this (allow) rule answers: a call both
+    /// match is allowed, not asked about.
+    pub(crate) approves: Vec<String>,
+    /// The line of its `approves` key.
+    pub(crate) approves_line: usize,
 }
 
 /// One of a rule's `examples`.

@@ -13,7 +13,7 @@ use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer};
 use serde_json::Value;
 
-use super::guard::Decision;
+use super::ruling::{ApprovalOutcome, Decision};
 
 /// How a call ended, as its audit record says (`outcome`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -81,7 +81,8 @@ impl AuditOutcome {
 /// arguments, secrets redacted; `null` when the call never bound), `decision`
 /// (`"allow"`, `"deny"`, or `null` when no decision was reached, as for a
 /// usage error), `reason` (a denial's), `rule` (only when the guard named
-/// the rule that decided), `outcome`, `exit` (the code the caller
+/// the rule that decided), `approval` (only when a person's answer
+/// decided: `once`, `session`, `always` or `denied`), `outcome`, `exit` (the code the caller
 /// exits with; `null` when no answer was sent), `duration_ms`, `bytes_in`,
 /// `bytes_out`. Tokens never appear: a live token of the server's (or an MCP
 /// server's bearer token) pasted into a command's name, its arguments or a
@@ -112,6 +113,9 @@ pub struct AuditRecord {
     /// The rule that decided, when the guard named one (a
     /// [`Policy`](crate::policy::Policy)'s rule id); written only then.
     pub rule: Option<String>,
+    /// What a person asked about the call answered, when one was (or an
+    /// answer for the session decided); written only then.
+    pub approval: Option<ApprovalOutcome>,
     /// How it ended.
     pub outcome: AuditOutcome,
     /// The exit code its answer gives the caller.
@@ -144,6 +148,9 @@ impl Serialize for AuditRecord {
         }
         if let Some(rule) = &self.rule {
             map.serialize_entry("rule", rule)?;
+        }
+        if let Some(approval) = self.approval {
+            map.serialize_entry("approval", approval.as_str())?;
         }
         map.serialize_entry("outcome", self.outcome.as_str())?;
         map.serialize_entry("exit", &self.exit)?;
@@ -266,6 +273,7 @@ impl AuditSink for AuditLog {
                     decision,
                     reason,
                     rule = record.rule.as_deref(),
+                    approval = record.approval.map(ApprovalOutcome::as_str),
                     outcome = record.outcome.as_str(),
                     exit = record.exit,
                     duration_ms = u64::try_from(record.duration.as_millis()).unwrap_or(u64::MAX),
@@ -436,6 +444,7 @@ pub(crate) mod tests {
             args: Some(serde_json::json!({"query": "rust"})),
             decision: Some(Decision::deny("not now")),
             rule: None,
+            approval: None,
             outcome: AuditOutcome::Denied,
             exit: Some(77),
             duration: Duration::from_micros(2500),

@@ -131,6 +131,7 @@ mod tests {
             })),
             decision: Some(Decision::Deny("r".repeat(100_000))),
             rule: None,
+            approval: None,
             outcome: AuditOutcome::Denied,
             exit: Some(77),
             duration: Duration::from_millis(3),

@@ -10,6 +10,8 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
+use super::lease::ScopeLease;
+pub use super::ruling::{ApprovalOutcome, Decision, Ruling};
 use crate::ipc::error::ipc_error::IpcError;
 use crate::sync::LockUnpoisoned;
 use crate::tool::{ParamSchema, ToolSchema, ValueKind};
@@ -26,29 +28,6 @@ const MAX_SHOWN_TEXT: usize = super::limits::ARGUMENT_TEXT + super::limits::MAX_
 /// The largest encoded value decoded to be shown; a larger one (a list, a
 /// map) shows as its size, so a huge argument costs no more than its bytes.
 const MAX_SHOWN_VALUE: usize = 16 * 1024;
-
-/// A guard's answer for one call.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Decision {
-    /// Run the call.
-    Allow,
-    /// Refuse it: the caller exits 77 with `<command>: <reason>` on stderr,
-    /// so say what was refused and why in words a person or a model can act
-    /// on.
-    Deny(String),
-}
-
-impl Decision {
-    /// A denial with this reason.
-    pub fn deny(reason: impl Into<String>) -> Self {
-        Decision::Deny(reason.into())
-    }
-
-    /// Whether the call may run.
-    pub fn is_allow(&self) -> bool {
-        matches!(self, Decision::Allow)
-    }
-}
 
 /// The credentials of the process at the other end of a Unix socket, as
 /// the kernel reports them (`SO_PEERCRED`): the calling client, not the
@@ -79,6 +58,7 @@ pub struct CallInfo {
     command: String,
     args: Value,
     peer: Option<PeerCredentials>,
+    lease: Option<ScopeLease>,
 }
 
 impl CallInfo {
@@ -92,7 +72,15 @@ impl CallInfo {
             command: command.to_owned(),
             args,
             peer: None,
+            lease: None,
         }
+    }
+
+    /// The same call, made through a scope whose life is `lease`.
+    #[cfg(all(test, feature = "policy"))]
+    pub(crate) fn with_lease(mut self, lease: ScopeLease) -> Self {
+        self.lease = Some(lease);
+        self
     }
 
     /// The scope of the caller's token
@@ -122,6 +110,14 @@ impl CallInfo {
     pub fn peer(&self) -> Option<PeerCredentials> {
         self.peer
     }
+
+    /// The life of the scope (or full-access token) the call came
+    /// through: what a guard keys what it remembers for "this session"
+    /// on, so that it ends when the scope is revoked or expires, or its
+    /// server stops. `None` for a call made with [`CallInfo::new`].
+    pub fn lease(&self) -> Option<&ScopeLease> {
+        self.lease.as_ref()
+    }
 }
 
 impl fmt::Debug for CallInfo {
@@ -131,6 +127,7 @@ impl fmt::Debug for CallInfo {
             .field("command", &self.command)
             .field("args", &self.args)
             .field("peer", &self.peer)
+            .field("lease", &self.lease)
             .finish()
     }
 }
@@ -183,35 +180,6 @@ pub trait CallGuard: Send + Sync + 'static {
     }
 }
 
-/// A guard's decision on a call, and the rule that decided it, if the
-/// guard goes by named rules ([`CallGuard::ruling`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct Ruling {
-    /// Whether the call may run.
-    pub decision: Decision,
-    /// The id of the rule that decided; `None` when no rule did (a guard
-    /// without rules, or a policy's default).
-    pub rule: Option<String>,
-}
-
-impl Ruling {
-    /// `decision`, decided by no named rule.
-    pub fn new(decision: Decision) -> Self {
-        Ruling {
-            decision,
-            rule: None,
-        }
-    }
-
-    /// The same decision, made by the rule `rule`.
-    #[must_use]
-    pub fn by_rule(mut self, rule: impl Into<String>) -> Self {
-        self.rule = Some(rule.into());
-        self
-    }
-}
-
 impl<F, Fut> CallGuard for F
 where
     F: Fn(&CallInfo) -> Fut + Send + Sync + 'static,
@@ -231,6 +199,7 @@ where
 pub(crate) struct Admission {
     scope: Option<Arc<str>>,
     peer: Option<PeerCredentials>,
+    lease: Option<ScopeLease>,
     guard: Option<Arc<dyn CallGuard>>,
     /// Whether anything reads the bound arguments (a guard, an audit log).
     wants_args: bool,
@@ -244,12 +213,15 @@ pub(crate) struct Seen {
     pub(crate) decision: Option<Decision>,
     /// The rule the guard named as deciding.
     pub(crate) rule: Option<String>,
+    /// A person's answer, when one decided.
+    pub(crate) approval: Option<ApprovalOutcome>,
 }
 
 impl Admission {
     pub(crate) fn new(
         scope: Option<Arc<str>>,
         peer: Option<PeerCredentials>,
+        lease: Option<ScopeLease>,
         guard: Option<Arc<dyn CallGuard>>,
         wants_args: bool,
     ) -> Self {
@@ -257,6 +229,7 @@ impl Admission {
             wants_args: wants_args || guard.is_some(),
             scope,
             peer,
+            lease,
             guard,
             seen: Mutex::new(Seen::default()),
         }
@@ -303,11 +276,16 @@ impl Admission {
             command: command.to_owned(),
             args: shown_args(params, schema),
             peer: self.peer,
+            lease: self.lease.clone(),
         };
         // Kept before the guard decides: a call cut short while it waits
         // (Ctrl-C, its timeout, a revocation) is recorded with them.
         self.seen.lock_unpoisoned().args = Some(info.args.clone());
-        let Ruling { decision, rule } = match &self.guard {
+        let Ruling {
+            decision,
+            rule,
+            approval,
+        } = match &self.guard {
             Some(guard) => guard.ruling(&info).await,
             None => Ruling::new(Decision::Allow),
         };
@@ -315,6 +293,7 @@ impl Admission {
             let mut seen = self.seen.lock_unpoisoned();
             seen.decision = Some(decision.clone());
             seen.rule = rule;
+            seen.approval = approval;
         }
         match decision {
             Decision::Allow => Ok(()),

@@ -12,7 +12,11 @@ pub(crate) mod audit_caps;
 #[cfg(feature = "ipc")]
 pub(crate) mod guard;
 #[cfg(feature = "ipc")]
+pub(crate) mod lease;
+#[cfg(feature = "ipc")]
 pub(crate) mod limits;
+#[cfg(feature = "ipc")]
+pub(crate) mod ruling;
 pub(crate) mod scope;
 #[cfg(feature = "ipc")]
 pub(crate) mod scrub;

@@ -206,6 +206,7 @@ mod tests {
             args: Some(args),
             decision: Some(Decision::Deny(reason.into())),
             rule: None,
+            approval: None,
             outcome: AuditOutcome::Denied,
             exit: Some(77),
             duration: Duration::ZERO,

@@ -274,6 +274,7 @@ pub(super) fn call_record(
         args: seen.args,
         decision: seen.decision,
         rule: seen.rule,
+        approval: seen.approval,
         outcome,
         exit,
         duration: read_at.elapsed(),

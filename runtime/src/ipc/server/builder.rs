@@ -293,7 +293,12 @@ impl IpcServerBuilder {
                 dir.display()
             )));
         }
-        let grants = Arc::new(Grants::new(token.clone(), self.max_connections_per_scope));
+        let soft = CancellationToken::new();
+        let grants = Arc::new(Grants::new(
+            token.clone(),
+            self.max_connections_per_scope,
+            soft.clone(),
+        ));
         let auditor = match &self.audit {
             Some(sink) => {
                 let sink = sink
@@ -311,7 +316,6 @@ impl IpcServerBuilder {
             }
             None => None,
         };
-        let soft = CancellationToken::new();
         let shared = Arc::new(ServerState {
             router,
             grants,

@@ -14,6 +14,7 @@ use subtle::ConstantTimeEq;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 
+use crate::ipc::authority::lease::ScopeLease;
 use crate::ipc::authority::scope::Scope;
 use crate::ipc::authority::scrub::KnownSecrets;
 use crate::ipc::call::cancel::CancelReason;
@@ -43,6 +44,8 @@ pub(crate) struct Grant {
     quota: usize,
     /// Room for the connections it may hold past the server's backstop.
     guaranteed: Arc<Semaphore>,
+    /// What its calls' guards see of its life.
+    lease: ScopeLease,
 }
 
 /// Why a grant no longer admits calls.
@@ -79,6 +82,11 @@ impl Grant {
     /// The scope's id; `None` for full access.
     pub(crate) fn scope(&self) -> Option<&Arc<str>> {
         self.scope.as_ref()
+    }
+
+    /// The grant's life, as its calls' guards see it.
+    pub(crate) fn lease(&self) -> &ScopeLease {
+        &self.lease
     }
 
     /// The commands allowed, or `None` for all.
@@ -145,23 +153,29 @@ pub(crate) struct Grants {
     /// Counts the changes to the tokens held, so the audit log's scrubber
     /// knows when to look again.
     generation: AtomicU64,
+    /// Cancelled when the server stops: every grant's lease ends then.
+    stopped: CancellationToken,
 }
 
 impl Grants {
     /// Grants with the server's full-access token, each grant holding at
-    /// most `quota` connections open at once.
-    pub(crate) fn new(full_access: String, quota: usize) -> Self {
+    /// most `quota` connections open at once, their leases ending when
+    /// `stopped` is cancelled.
+    pub(crate) fn new(full_access: String, quota: usize, stopped: CancellationToken) -> Self {
         let grants = Grants {
             grants: RwLock::default(),
             quota,
             generation: AtomicU64::new(0),
+            stopped,
         };
+        let revoked = CancellationToken::new();
         grants.push(Grant {
             token: full_access,
             scope: None,
             commands: None,
             expires_at: None,
-            revoked: CancellationToken::new(),
+            lease: ScopeLease::new(revoked.clone(), None, grants.stopped.clone()),
+            revoked,
             connections: Arc::new(Semaphore::new(quota)),
             guaranteed: Arc::new(Semaphore::new(GUARANTEED_PER_SCOPE)),
             quota,
@@ -232,13 +246,16 @@ impl Grants {
                 !forget
             });
         }
+        // A lifetime past what the clock can say never ends.
+        let expires_at = lifetime.and_then(|lifetime| Instant::now().checked_add(lifetime));
+        let revoked = CancellationToken::new();
         let grant = Arc::new(Grant {
             token,
             scope: Some(Arc::from(id)),
             commands,
-            // A lifetime past what the clock can say never ends.
-            expires_at: lifetime.and_then(|lifetime| Instant::now().checked_add(lifetime)),
-            revoked: CancellationToken::new(),
+            expires_at,
+            lease: ScopeLease::new(revoked.clone(), expires_at, self.stopped.clone()),
+            revoked,
             connections: Arc::new(Semaphore::new(self.quota)),
             quota: self.quota,
             guaranteed: Arc::new(Semaphore::new(GUARANTEED_PER_SCOPE)),

@@ -226,6 +226,7 @@ fn take_token(
                 args: None,
                 decision: Some(Decision::Deny(error.message.clone())),
                 rule: None,
+                approval: None,
                 outcome: AuditOutcome::Refused,
                 exit: Some(error.exit),
                 duration: Duration::ZERO,

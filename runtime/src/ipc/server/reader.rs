@@ -191,6 +191,10 @@ impl Routes {
         let admission = Admission::new(
             self.caller.grant.scope().cloned(),
             self.caller.peer,
+            shared
+                .guard
+                .is_some()
+                .then(|| self.caller.grant.lease().clone()),
             shared.guard.clone(),
             shared.auditor.is_some(),
         );
@@ -481,6 +485,7 @@ mod tests {
                     args: None,
                     decision: None,
                     rule: None,
+                    approval: None,
                     outcome: AuditOutcome::UnknownCommand,
                     exit: Some(2),
                     duration: Duration::ZERO,

@@ -25,7 +25,7 @@ decision = "deny"
         load_error(text),
         "<policy text>:1: unknown key \"defualt\"; did you mean \"default\"?; a policy file has `default` and [[rule]] tables\n\
          <policy text>:5: rule \"rm-outside\": unknown key \"decison\"; did you mean \"decision\"?; a rule's keys are \
-         id, command, scope, when, decision, reason, examples"
+         id, command, scope, when, decision, reason, examples, approves"
     );
     let misplaced =
         "[[rule]]\nid = \"r\"\ncommand = \"rm\"\ndecision = \"deny\"\ndefault = \"allow\"\n";
@@ -36,7 +36,7 @@ decision = "deny"
     let far = "[[rule]]\nid = \"r\"\ncommand = \"rm\"\ndecision = \"deny\"\ncolour = 3\n";
     assert_eq!(
         load_error(far),
-        "<policy text>:5: rule \"r\": unknown key \"colour\"; a rule's keys are id, command, scope, when, decision, reason, examples"
+        "<policy text>:5: rule \"r\": unknown key \"colour\"; a rule's keys are id, command, scope, when, decision, reason, examples, approves"
     );
 }
 

@@ -6,11 +6,14 @@ use serde_json::Value;
 use super::{Policy, PolicyDecision, PolicyError};
 use crate::ipc::CallInfo;
 
+mod always;
+mod approvals;
 mod bypasses;
 mod check;
 mod conditions;
 mod load_errors;
 mod precedence;
+mod watch;
 
 /// The rules in `text`, which must load.
 fn policy(text: &str) -> Policy {

@@ -1,0 +1,271 @@
+//! Asking on the host's terminal: [`TerminalApprover`] shows the call
+//! (scope, command, arguments with secrets redacted, the asking rule and
+//! its reason) on `/dev/tty`, the controlling terminal of the host, never
+//! the sandbox's, and reads one key. Everything a sandbox chose (the
+//! arguments) is shown with control and direction-changing characters
+//! escaped, so no argument can draw over the question or reorder it.
+
+use std::fmt::Write as _;
+use std::fs::{File, OpenOptions};
+use std::io::{self, Read, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+use nix::sys::termios::{self, LocalFlags, SetArg, SpecialCharacterIndices, Termios};
+use serde_json::Value;
+use tokio::io::unix::AsyncFd;
+
+use super::approver::{Approval, ApprovalRequest, Approver};
+
+/// The longest argument value shown, in characters.
+const MAX_SHOWN: usize = 300;
+/// The longest reason read.
+const MAX_REASON: usize = 500;
+
+/// Asks a person at the host's terminal (`/dev/tty`) about each call a
+/// policy asks about, one question at a time, and reads one key: `y` this
+/// once, `s` for this session, `a` always, `n` to refuse (then a reason,
+/// or Enter for none). When the host has no terminal, the answer is
+/// [`Approval::Unavailable`]: the call is refused, its caller told it
+/// needs approval. A question whose call is cancelled (the caller's
+/// Ctrl-C, its timeout) is taken down, saying so.
+#[derive(Debug)]
+pub struct TerminalApprover {
+    path: PathBuf,
+    /// One question on the terminal at a time.
+    turn: tokio::sync::Mutex<()>,
+}
+
+impl Default for TerminalApprover {
+    fn default() -> Self {
+        TerminalApprover::new()
+    }
+}
+
+impl TerminalApprover {
+    /// Asks on the host's controlling terminal, `/dev/tty`.
+    pub fn new() -> Self {
+        TerminalApprover::on("/dev/tty")
+    }
+
+    /// Asks on the terminal device at `path` (a pseudo-terminal a host
+    /// made for its operator, say).
+    pub fn on(path: impl Into<PathBuf>) -> Self {
+        TerminalApprover {
+            path: path.into(),
+            turn: tokio::sync::Mutex::new(()),
+        }
+    }
+}
+
+impl Approver for TerminalApprover {
+    fn approve<'a>(
+        &'a self,
+        request: &'a ApprovalRequest,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Approval> + Send + 'a>> {
+        Box::pin(async move {
+            let _turn = self.turn.lock().await;
+            let mut terminal = match Terminal::open(&self.path) {
+                Ok(terminal) => terminal,
+                Err(error) => {
+                    return Approval::Unavailable(format!(
+                        "no terminal to ask on ({}: {error})",
+                        self.path.display()
+                    ));
+                }
+            };
+            match terminal.ask(request).await {
+                Ok(approval) => approval,
+                Err(error) => Approval::Unavailable(format!(
+                    "the terminal {} failed: {error}",
+                    self.path.display()
+                )),
+            }
+        })
+    }
+}
+
+/// The terminal while a question is on it: in single-key mode, set back
+/// as it was when dropped.
+struct Terminal {
+    fd: AsyncFd<File>,
+    saved: Termios,
+    answered: bool,
+}
+
+impl Terminal {
+    fn open(path: &Path) -> io::Result<Terminal> {
+        // O_NOCTTY: asking must not make the terminal the host's own.
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(libc::O_NOCTTY | libc::O_NONBLOCK)
+            .open(path)?;
+        let saved = termios::tcgetattr(&file).map_err(io::Error::from)?;
+        let mut keys = saved.clone();
+        keys.local_flags
+            .remove(LocalFlags::ICANON | LocalFlags::ECHO);
+        keys.control_chars[SpecialCharacterIndices::VMIN as usize] = 1;
+        keys.control_chars[SpecialCharacterIndices::VTIME as usize] = 0;
+        termios::tcsetattr(&file, SetArg::TCSANOW, &keys).map_err(io::Error::from)?;
+        // SAFETY: the `File` owns its descriptor, open until the `AsyncFd`
+        // (which owns the `File`) is dropped.
+        let fd = unsafe { AsyncFd::register(file) }.map_err(io::Error::from)?;
+        Ok(Terminal {
+            fd,
+            saved,
+            answered: false,
+        })
+    }
+
+    async fn ask(&mut self, request: &ApprovalRequest) -> io::Result<Approval> {
+        self.write(&question(request)).await?;
+        let approval = loop {
+            let Some(key) = self.read_key().await? else {
+                self.answered = true;
+                return Ok(Approval::Unavailable("the terminal closed".to_owned()));
+            };
+            match key.to_ascii_lowercase() {
+                b'y' => break Approval::Once,
+                b's' => break Approval::Session,
+                b'a' => break Approval::Always,
+                b'n' => break Approval::Deny(self.read_reason().await?),
+                _ => self.write("\r\n  Press y, s, a or n: ").await?,
+            }
+        };
+        self.answered = true;
+        let said = match &approval {
+            Approval::Once => "allowed, this once",
+            Approval::Session => "allowed for this session",
+            Approval::Always => "allowed from now on (a rule is added)",
+            _ => "refused",
+        };
+        self.write(&format!("\r\n  -> {said}\r\n")).await?;
+        Ok(approval)
+    }
+
+    /// The reason for a refusal: one line, typed with echo on.
+    async fn read_reason(&mut self) -> io::Result<String> {
+        self.write("n\r\n  Why (Enter for no reason): ").await?;
+        let mut line = self.saved.clone();
+        line.local_flags
+            .insert(LocalFlags::ICANON | LocalFlags::ECHO);
+        termios::tcsetattr(self.fd.get_ref(), SetArg::TCSANOW, &line).map_err(io::Error::from)?;
+        let mut reason = Vec::new();
+        while let Some(byte) = self.read_key().await? {
+            if byte == b'\n' || byte == b'\r' {
+                break;
+            }
+            if reason.len() < MAX_REASON {
+                reason.push(byte);
+            }
+        }
+        Ok(String::from_utf8_lossy(&reason).trim().to_owned())
+    }
+
+    /// One byte typed; `None` at the end (the terminal hung up).
+    async fn read_key(&mut self) -> io::Result<Option<u8>> {
+        loop {
+            let mut ready = self.fd.readable().await?;
+            let mut byte = [0u8; 1];
+            match ready.try_io(|fd| fd.get_ref().read(&mut byte)) {
+                Ok(Ok(0)) => return Ok(None),
+                Ok(Ok(_)) => return Ok(Some(byte[0])),
+                // A hung-up pseudo-terminal reads EIO.
+                Ok(Err(error)) if error.raw_os_error() == Some(libc::EIO) => return Ok(None),
+                Ok(Err(error)) if error.kind() == io::ErrorKind::Interrupted => {}
+                Ok(Err(error)) => return Err(error),
+                Err(_would_block) => {}
+            }
+        }
+    }
+
+    async fn write(&mut self, text: &str) -> io::Result<()> {
+        let mut rest = text.as_bytes();
+        while !rest.is_empty() {
+            let mut ready = self.fd.writable().await?;
+            match ready.try_io(|fd| fd.get_ref().write(rest)) {
+                Ok(Ok(written)) => rest = &rest[written..],
+                Ok(Err(error)) if error.kind() == io::ErrorKind::Interrupted => {}
+                Ok(Err(error)) => return Err(error),
+                Err(_would_block) => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Terminal {
+    fn drop(&mut self) {
+        let file = self.fd.get_ref();
+        if !self.answered {
+            // Best effort: the question is moot, and the person should know.
+            let _ = (&*file).write_all(b"\r\n  -> the call was cancelled; no answer is needed\r\n");
+        }
+        let _ = termios::tcsetattr(file, SetArg::TCSANOW, &self.saved);
+    }
+}
+
+/// The question, every value the sandbox chose shown escaped.
+fn question(request: &ApprovalRequest) -> String {
+    let mut text = String::from("\r\n== A sandbox's call needs your approval ==\r\n");
+    let scope = request.scope().unwrap_or("(full access)");
+    let _ = write!(text, "  scope:   {}\r\n", shown(scope));
+    let _ = write!(text, "  command: {}\r\n", shown(request.command()));
+    match request.args().as_object() {
+        Some(args) if !args.is_empty() => {
+            text.push_str("  arguments:\r\n");
+            for (name, value) in args {
+                let value = match value {
+                    Value::String(text) => format!("{text:?}"),
+                    other => other.to_string(),
+                };
+                let _ = write!(text, "    {} = {}\r\n", shown(name), shown(&value));
+            }
+        }
+        _ => text.push_str("  arguments: (none)\r\n"),
+    }
+    match (request.rule(), request.reason()) {
+        (Some(rule), Some(reason)) => {
+            let _ = write!(text, "  rule:    {} ({})\r\n", shown(rule), shown(reason));
+        }
+        (Some(rule), None) => {
+            let _ = write!(text, "  rule:    {}\r\n", shown(rule));
+        }
+        (None, _) => text.push_str("  rule:    none matches; the policy's default is to ask\r\n"),
+    }
+    text.push_str("  [y] once  [s] this session  [a] always  [n] refuse: ");
+    text
+}
+
+/// `text` cut to [`MAX_SHOWN`] characters, with every character that could
+/// move the cursor, change colours or reorder the line written as an
+/// escape (`\u{1b}`).
+fn shown(text: &str) -> String {
+    let mut out = String::new();
+    for (count, c) in text.chars().enumerate() {
+        if count == MAX_SHOWN {
+            let _ = write!(out, "... ({} characters)", text.chars().count());
+            break;
+        }
+        if c.is_control() || is_invisible_format(c) {
+            let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Characters that change how text around them is shown without showing
+/// themselves: direction marks, overrides and isolates, zero-width
+/// characters, line and paragraph separators.
+fn is_invisible_format(c: char) -> bool {
+    matches!(c,
+        '\u{200b}'..='\u{200f}'
+        | '\u{2028}'..='\u{202e}'
+        | '\u{2060}'..='\u{206f}'
+        | '\u{feff}'
+        | '\u{061c}'
+        | '\u{00ad}')
+}
