@@ -114,6 +114,9 @@ fn run_check(check: &Check) -> i32 {
         Ok(policy) => policy,
         Err(code) => return code,
     };
+    for note in policy.notes() {
+        gangway::caller::say(format!("note: {note}"));
+    }
     let (rules, examples) = (policy.rule_count(), policy.example_count());
     if rules == 0 {
         gangway::caller::say(format!(

@@ -197,6 +197,20 @@ fn check_notes_a_file_with_no_rules() {
 }
 
 #[test]
+fn check_notes_an_approves_that_answers_nothing() {
+    let files = Files::new(
+        "[[rule]]\nid = \"ask-rm\"\ncommand = \"rm\"\ndecision = \"ask\"\n\
+         [[rule]]\nid = \"ok\"\ncommand = \"rm\"\ndecision = \"allow\"\napproves = \"ask-mr\"\n",
+    );
+    let out = files.gangway(&["check", "rules.toml"]);
+    assert_exit(&out, 0);
+    assert_eq!(
+        stderr(&out),
+        "note: rules.toml:9: rule \"ok\": `approves` names \"ask-mr\", but no rule has that id, so it answers nothing; did you mean \"ask-rm\"?\n"
+    );
+}
+
+#[test]
 fn check_lists_each_failure_with_its_rule_and_line() {
     let broken = GOOD
         .replace(

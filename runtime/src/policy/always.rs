@@ -14,11 +14,10 @@ use toml_edit::{Array, DocumentMut, InlineTable, Item, Table, Value};
 
 use super::pin::{Covered, Pinned};
 
-/// Who wrote the rule, for the comment above it.
-pub(crate) struct Answered<'a> {
-    pub(crate) scope: Option<&'a str>,
-    /// The ids of the rules that asked.
-    pub(crate) asked_by: Vec<&'a str>,
+/// Who answered, for the comment above the rule.
+pub(crate) struct Answered {
+    /// The scope the call came from.
+    pub(crate) scope: Option<String>,
 }
 
 /// `text` (a rules file) with an allow rule for what `covered` holds
@@ -27,7 +26,7 @@ pub(crate) struct Answered<'a> {
 pub(crate) fn with_rule_added(
     text: &str,
     covered: &Covered,
-    answered: &Answered<'_>,
+    answered: &Answered,
     is_secret: &dyn Fn(&str) -> bool,
 ) -> Result<String, String> {
     let mut document: DocumentMut = text
@@ -49,8 +48,8 @@ pub(crate) fn with_rule_added(
         rule.insert("when", Item::Value(Value::InlineTable(when)));
     }
     rule.insert("decision", Item::Value("allow".into()));
-    if !answered.asked_by.is_empty() {
-        let ids: Array = answered.asked_by.iter().copied().collect();
+    if !covered.asked_by.is_empty() {
+        let ids: Array = covered.asked_by.iter().map(String::as_str).collect();
         rule.insert("approves", Item::Value(Value::Array(ids)));
     }
     rule.decor_mut().set_prefix(comment(covered, answered));
@@ -91,9 +90,12 @@ fn when_table(covered: &Covered, is_secret: &dyn Fn(&str) -> bool) -> Result<Inl
             Pinned::Equals(value) => {
                 test.insert("equals", toml_value(value)?);
             }
-            Pinned::List(items) => {
-                let items: Result<Array, String> = items.iter().map(toml_value).collect();
-                test.insert("one_of", Value::Array(items?));
+            Pinned::List(_) => {
+                // No test holds a list to its elements in order: `one_of`
+                // would let them through in any order, any number of times.
+                return Err(format!(
+                    "`{name}` is a list, and a rule cannot hold a list to its elements in their order"
+                ));
             }
             Pinned::Absent => {
                 test.insert("absent", true.into());
@@ -133,22 +135,22 @@ fn toml_value(value: &Json) -> Result<Value, String> {
 }
 
 /// The comment above the rule: when, and what was answered.
-fn comment(covered: &Covered, answered: &Answered<'_>) -> String {
+fn comment(covered: &Covered, answered: &Answered) -> String {
     let when = humantime::format_rfc3339_seconds(SystemTime::now());
-    let scope = answered.scope.map_or_else(
+    let scope = answered.scope.as_ref().map_or_else(
         || "the full-access token".to_owned(),
         |scope| format!("scope {scope:?}"),
     );
-    let asked = match answered.asked_by.as_slice() {
+    // Debug-quoted, so no id or scope starts a line of its own.
+    let asked = match covered.asked_by.as_slice() {
         [] => "the policy's default".to_owned(),
-        ids => format!("rule {}", ids.join(", ")),
+        ids => format!("rule {ids:?}"),
     };
     format!(
         "\n# Added by gangway at {when}: a person answered \"always\" to {:?} from {scope}\n\
          # (asked by {asked}).\n",
         covered.command
     )
-    .replace(|c: char| c.is_control() && c != '\n', "?")
 }
 
 /// Replaces the file at `path` with `text` in one step: a file beside it,

@@ -23,7 +23,8 @@ pub enum Approval {
     /// lapses (it is revoked or expires, or its server stops).
     Session,
     /// Run it, and add a rule to the rules file allowing that command with
-    /// those values from now on (the file's comments and layout kept).
+    /// those values from now on, in every scope the asking rule asks in
+    /// (the file's comments and layout kept).
     Always,
     /// Refuse it; the caller reads the reason (exit 77).
     Deny(String),

@@ -130,6 +130,12 @@ impl Problems {
         self.found.len()
     }
 
+    /// Every one, by line: for notes that do not stop a file loading.
+    pub(crate) fn into_notes(mut self) -> Vec<PolicyProblem> {
+        self.found.sort_by_key(|problem| problem.line);
+        self.found
+    }
+
     /// `Ok(value)` when none were found, else every one, by line.
     pub(crate) fn finish<T>(mut self, value: T) -> Result<T, PolicyError> {
         if self.found.is_empty() {

@@ -154,7 +154,11 @@ pub(crate) fn evaluate<'r>(
     };
     let first_answer = asking.iter().find_map(|ask| answers(ask));
     asking.retain(|ask| answers(ask).is_none());
-    let verdict = match (asking.first(), first_answer, allowing.first()) {
+    // A rule that answers questions decides only a call it answered one of:
+    // where its question is not asked (another scope, other values), it
+    // lets nothing through.
+    let first_allow = allowing.iter().find(|allow| allow.approves.is_empty());
+    let verdict = match (asking.first(), first_answer, first_allow) {
         (Some(ask), _, _) => rule_verdict(ask),
         (None, Some(answer), _) => rule_verdict(answer),
         (None, None, Some(allow)) => rule_verdict(allow),

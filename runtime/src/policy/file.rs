@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use serde_json::Value as Json;
 use toml_edit::{Document, Item, TableLike};
 
-use super::error::did_you_mean;
+use super::error::{Problems, did_you_mean};
 use super::glob::NamePattern;
 use super::model::{Action, Example, Expected, Rule};
 use super::toml_read::{Reader, TableAt, item_to_json, kind_of, tables_in};
@@ -248,26 +248,29 @@ fn read_approves(
     }
 }
 
-/// Notes each `approves` that names no ask rule of the file.
-pub(crate) fn check_approves(rules: &[Rule], reader: &mut Reader) {
+/// Notes each `approves` that names no ask rule of the file. Such an
+/// `approves` answers nothing, and the file still loads: a person who
+/// makes an ask rule a denial, or removes it, leaves the answers to its
+/// question behind, and the stricter rules must take force.
+pub(crate) fn check_approves(rules: &[Rule], notes: &mut Problems) {
     for rule in rules {
         for id in &rule.approves {
             match rules.iter().find(|other| &other.id == id) {
                 Some(asked) if asked.action == Action::Ask => {}
                 Some(other) => {
                     let message = format!(
-                        "`approves` names {id:?}, whose decision is {:?}; only an ask rule's question can be answered",
+                        "`approves` names {id:?}, whose decision is {:?}: only an ask rule's question can be answered, so it answers nothing",
                         other.action.name()
                     );
-                    reader.problem(rule.approves_line, Some(&rule.id), message);
+                    notes.add(Some(rule.approves_line), Some(&rule.id), message);
                 }
                 None => {
                     let ids: Vec<&str> = rules.iter().map(|rule| rule.id.as_str()).collect();
                     let message = format!(
-                        "`approves` names {id:?}, but no rule has that id{}",
+                        "`approves` names {id:?}, but no rule has that id, so it answers nothing{}",
                         did_you_mean(id, ids)
                     );
-                    reader.problem(rule.approves_line, Some(&rule.id), message);
+                    notes.add(Some(rule.approves_line), Some(&rule.id), message);
                 }
             }
         }

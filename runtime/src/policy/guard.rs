@@ -37,51 +37,54 @@ impl Policy {
     async fn rule_on(&self, call: &CallInfo) -> Ruling {
         let rules = self.state.rules();
         let finding = rules.evaluate(call.scope(), call.command(), call.args());
-        let verdict = finding.verdict;
-        let ruled = |decision| match &verdict.rule {
-            Some(rule) => Ruling::new(decision).by_rule(rule.clone()),
-            None => Ruling::new(decision),
-        };
-        match &verdict.decision {
-            PolicyDecision::Allow => return ruled(Decision::Allow),
-            PolicyDecision::Deny { reason } => {
-                return ruled(Decision::Deny(match &verdict.rule {
-                    Some(rule) => format!("{reason} (policy rule `{rule}`)"),
-                    None => reason.clone(),
-                }));
-            }
-            PolicyDecision::Ask => {}
+        if finding.verdict.decision != PolicyDecision::Ask {
+            return ruled(&finding.verdict);
         }
-        let asked_by: Vec<&str> = finding.asking.iter().map(|rule| rule.id.as_str()).collect();
+        let verdict = finding.verdict;
         let covered = Covered::of(call, &finding.asking);
         if let Ok(covered) = &covered
             && self.state.sessions.allows(call, covered)
         {
-            return ruled(Decision::Allow).with_approval(ApprovalOutcome::Session);
+            return by_rule(Decision::Allow, &verdict).with_approval(ApprovalOutcome::Session);
         }
         let Some(approver) = &self.approver else {
-            return ruled(self.no_one_to_ask(&verdict));
+            return by_rule(self.no_one_to_ask(&verdict), &verdict);
         };
         let request =
             ApprovalRequest::new(call.clone(), verdict.rule.clone(), verdict.reason.clone());
         let answer = approver.approve(&request).await;
-        let (decision, outcome) = match answer {
-            Approval::Once => (Decision::Allow, ApprovalOutcome::Once),
-            Approval::Session => (Decision::Allow, self.keep_for_session(call, covered)),
-            Approval::Always => {
-                let answered = Answered {
-                    scope: call.scope(),
-                    asked_by,
-                };
-                (Decision::Allow, self.keep_always(call, covered, &answered))
+        let outcome = match answer {
+            Approval::Once => ApprovalOutcome::Once,
+            Approval::Session => ApprovalOutcome::Session,
+            Approval::Always => ApprovalOutcome::Always,
+            Approval::Deny(reason) => {
+                return by_rule(denied(call, &verdict, &reason), &verdict)
+                    .with_approval(ApprovalOutcome::Denied);
             }
-            Approval::Deny(reason) => (denied(call, &verdict, &reason), ApprovalOutcome::Denied),
             Approval::Unavailable(why) => {
                 tracing::warn!(target: "gangway::policy", command = call.command(), "no one could be asked: {why}");
-                return ruled(self.no_one_to_ask(&verdict));
+                return by_rule(self.no_one_to_ask(&verdict), &verdict);
             }
         };
-        ruled(decision).with_approval(outcome)
+        // The rules may have changed while the person was asked: those in
+        // force now decide what the answer can do.
+        let rules = self.state.rules();
+        let now = rules.evaluate(call.scope(), call.command(), call.args());
+        match now.verdict.decision {
+            PolicyDecision::Deny { .. } => return ruled(&now.verdict),
+            PolicyDecision::Allow => {
+                return ruled(&now.verdict).with_approval(ApprovalOutcome::Once);
+            }
+            PolicyDecision::Ask => {}
+        }
+        let covered = Covered::of(call, &now.asking);
+        let verdict = now.verdict;
+        let kept = match outcome {
+            ApprovalOutcome::Session => self.keep_for_session(call, covered),
+            ApprovalOutcome::Always => self.keep_always(call, covered).await,
+            other => other,
+        };
+        by_rule(Decision::Allow, &verdict).with_approval(kept)
     }
 
     /// Keeps a "session" answer; what it was kept as (only this call, when
@@ -103,18 +106,32 @@ impl Policy {
         }
     }
 
-    /// Keeps an "always" answer as a rule; when no rule can be written,
-    /// as a "session" answer (and says why).
-    fn keep_always(
+    /// Keeps an "always" answer as a rule (the file is read and written on
+    /// a blocking thread); when no rule can be written, as a "session"
+    /// answer (and says why).
+    async fn keep_always(
         &self,
         call: &CallInfo,
         covered: Result<Covered, String>,
-        answered: &Answered<'_>,
     ) -> ApprovalOutcome {
-        let written = covered
-            .as_ref()
-            .map_err(Clone::clone)
-            .and_then(|covered| self.state.add_always(covered, answered));
+        let written = match &covered {
+            Ok(covered) => {
+                let state = self.state.clone();
+                let covered = covered.clone();
+                let answered = Answered {
+                    scope: call.scope().map(str::to_owned),
+                };
+                let add = move || state.add_always(&covered, &answered);
+                match tokio::runtime::Handle::try_current() {
+                    Ok(runtime) => runtime
+                        .spawn_blocking(add)
+                        .await
+                        .unwrap_or_else(|error| Err(format!("the rule was not written: {error}"))),
+                    Err(_) => add(),
+                }
+            }
+            Err(why) => Err(why.clone()),
+        };
         match written {
             Ok(()) => ApprovalOutcome::Always,
             Err(why) => {
@@ -140,6 +157,29 @@ impl Policy {
              ask the user to approve it, or to allow it with a rule whose decision is \"allow\" in {}",
             self.file_label()
         ))
+    }
+}
+
+/// A verdict's decision as the guard gives it, naming its rule: a denial
+/// says which rule refused.
+fn ruled(verdict: &Verdict) -> Ruling {
+    let decision = match &verdict.decision {
+        PolicyDecision::Deny { reason } => Decision::Deny(match &verdict.rule {
+            Some(rule) => format!("{reason} (policy rule `{rule}`)"),
+            None => reason.clone(),
+        }),
+        PolicyDecision::Allow => Decision::Allow,
+        // Not ruled on this way; should one be, it is not let through.
+        PolicyDecision::Ask => Decision::deny("this call needs a person's approval"),
+    };
+    by_rule(decision, verdict)
+}
+
+/// `decision`, made by `verdict`'s rule.
+fn by_rule(decision: Decision, verdict: &Verdict) -> Ruling {
+    match &verdict.rule {
+        Some(rule) => Ruling::new(decision).by_rule(rule.clone()),
+        None => Ruling::new(decision),
     }
 }
 

@@ -160,16 +160,25 @@
 //!   `approves` is what lets this rule answer the question: an allow rule
 //!   that matches a call and `approves` an ask rule takes that rule's
 //!   question away (a denial still wins, and so does any other question).
-//!   A policy made from text keeps the rule in memory.
+//!   Such a rule decides only the calls whose question it answers: where
+//!   the asking rule does not ask (another scope, other values, or after a
+//!   person made it a denial or removed it), it lets nothing through. So the
+//!   rule holds in every scope the asking rule asks in. When the default
+//!   asked, the rule holds every argument the call gave to its value and
+//!   every other argument of the command absent, which needs the host's
+//!   commands ([`check_against`](Policy::check_against)). A policy made
+//!   from text keeps the rule in memory.
 //! - `Deny(reason)`: the call is refused; its caller reads the reason.
 //!
 //! An answer is held to values the person saw: when one of the values it
 //! would cover is not shown whole (text cut short, a size), `Session` and
 //! `Always` hold for this call only; when no rule can be written (the file
-//! was broken by hand since, or a value is a secret and the policy was not
-//! [checked against](Policy::check_against) the host's commands to know
-//! it), `Always` holds for the session instead. Either way the host's log
-//! says why (`tracing`, target `gangway::policy`).
+//! was broken or changed by hand meanwhile; a value is a list, which no
+//! test holds to its order; a secret or an argument not given, which only
+//! the host's commands name), `Always` holds for the session instead.
+//! Either way the host's log says why (`tracing`, target
+//! `gangway::policy`). The rules in force once the person has answered
+//! decide what the answer can do: a rule made a denial meanwhile wins.
 //!
 //! With no approver, or no one there ([`Approval::Unavailable`]: no
 //! terminal), the call is refused with a reason saying that it needs a
@@ -269,8 +278,10 @@ impl fmt::Debug for Policy {
 impl Policy {
     /// Reads and checks the rules file at `path`: its syntax, its keys and
     /// values, and each rule's examples. Every problem found is in the
-    /// error. The file is read once: see [`watch`](Policy::watch) to follow
-    /// its changes.
+    /// error. The file is read again only when asked
+    /// ([`reload`](Policy::reload)), when an "always" answer adds a rule to
+    /// it (which puts any edit made since in force too), or when it changes
+    /// if the policy [`watch`](Policy::watch)es it.
     pub fn load(path: impl AsRef<Path>) -> Result<Policy, PolicyError> {
         let path = path.as_ref();
         let rules = RuleSet::load(path)?;
@@ -299,8 +310,9 @@ impl Policy {
     /// The file does not load, or the thread cannot be started.
     pub fn watch(path: impl AsRef<Path>) -> Result<Policy, PolicyError> {
         let path = path.as_ref();
+        let read = state::stamp(path);
         let policy = Policy::load(path)?;
-        watch::start(&policy.state, path.to_owned()).map_err(|source| PolicyError::Read {
+        watch::start(&policy.state, path.to_owned(), read).map_err(|source| PolicyError::Read {
             path: path.to_owned(),
             source,
         })?;
@@ -364,6 +376,14 @@ impl Policy {
     /// the rules loaded).
     pub fn example_count(&self) -> usize {
         self.state.rules().counts().1
+    }
+
+    /// What is odd in the rules in force without stopping them loading (each
+    /// also logged when read): an `approves` that names no ask rule, and so
+    /// answers nothing (the rule it named was made a denial, say, or
+    /// removed).
+    pub fn notes(&self) -> Vec<PolicyProblem> {
+        self.state.rules().notes.clone()
     }
 
     /// Reads the rules file again now, as [`watch`](Policy::watch) does

@@ -1,7 +1,8 @@
-//! What a person's answer covers: the command, and the values of the
+//! What a person's answer covers: the command, the values of the
 //! arguments the asking rules test (every argument the call gives, when
-//! the default asked). A "session" answer lets through later calls with
-//! the same values; an "always" answer writes them into a rule.
+//! the default asked), and the questions it answers. A "session" answer
+//! lets through later calls asked the same questions with the same values;
+//! an "always" answer writes them into a rule.
 
 use std::collections::BTreeMap;
 
@@ -24,10 +25,13 @@ pub(crate) enum Pinned {
     Secret,
 }
 
-/// The command and argument values an answer covers.
+/// The command and argument values an answer covers, and the questions
+/// it answers (so that a question added later is asked).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Covered {
     pub(crate) command: String,
+    /// The ids of the rules that asked; empty when the default did.
+    pub(crate) asked_by: Vec<String>,
     pub(crate) args: BTreeMap<String, Pinned>,
 }
 
@@ -55,6 +59,7 @@ impl Covered {
         }
         Ok(Covered {
             command: call.command().to_owned(),
+            asked_by: asking.iter().map(|rule| rule.id.clone()).collect(),
             args,
         })
     }

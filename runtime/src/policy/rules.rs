@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::error::{PolicyError, Problems};
+use super::error::{PolicyError, PolicyProblem, Problems};
 use super::evaluate::{self, Finding, RuleIndex};
 use super::model::{Action, Rule};
 use super::toml_read::Reader;
@@ -33,6 +33,8 @@ pub(crate) struct RuleSet {
     pub(crate) rules: Vec<Rule>,
     /// The rules by command.
     index: RuleIndex,
+    /// What is odd in the file without stopping it loading.
+    pub(crate) notes: Vec<PolicyProblem>,
 }
 
 impl RuleSet {
@@ -40,7 +42,12 @@ impl RuleSet {
     pub(crate) fn parse(text: String, source: String) -> Result<RuleSet, PolicyError> {
         let mut reader = Reader::new(&text, &source);
         let rules_file = file::read_rules(&text, &mut reader);
-        file::check_approves(&rules_file.rules, &mut reader);
+        let mut notes = Problems::new(&source);
+        file::check_approves(&rules_file.rules, &mut notes);
+        let notes = notes.into_notes();
+        for note in &notes {
+            tracing::warn!(target: "gangway::policy", "{note}");
+        }
         examples::check_examples(&rules_file.rules, &mut reader);
         let index = RuleIndex::new(&rules_file.rules).unwrap_or_else(|message| {
             reader.problems.add(None, None, message);
@@ -52,6 +59,7 @@ impl RuleSet {
             default: rules_file.default,
             rules: rules_file.rules,
             index,
+            notes,
         })
     }
 

@@ -3,12 +3,12 @@
 //! they were checked against, the answers given for sessions, and why the
 //! last reading of the file failed.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 
 use super::always::{self, Answered};
 use super::error::PolicyError;
-use super::pin::Covered;
+use super::pin::{Covered, Pinned};
 use super::rules::{RuleSet, read_rules_text};
 use super::session::Sessions;
 use crate::sync::LockUnpoisoned;
@@ -107,31 +107,43 @@ impl State {
     /// Adds an allow rule for what `covered` holds to the rules (and their
     /// file, replaced in one step), which then take force. `Err` says why
     /// it could not be; the rules in force stay then.
-    pub(crate) fn add_always(
-        &self,
-        covered: &Covered,
-        answered: &Answered<'_>,
-    ) -> Result<(), String> {
+    pub(crate) fn add_always(&self, covered: &Covered, answered: &Answered) -> Result<(), String> {
         let _editing = self.edits.lock_unpoisoned();
         let in_force = self.rules();
+        let manifest = self.manifest.lock_unpoisoned().clone();
+        let params = manifest
+            .as_deref()
+            .map(|manifest| command_params(manifest, &covered.command));
+        let mut covered = covered.clone();
+        if covered.asked_by.is_empty() {
+            // The default asked about the whole call: what it did not give
+            // must stay not given, which only the command's schema can name.
+            let Some(params) = &params else {
+                return Err(
+                    "the default asked, and without the host's commands (check_against) the arguments \
+                     the call did not give cannot be held absent"
+                        .to_owned(),
+                );
+            };
+            for (name, _) in params {
+                covered.args.entry(name.clone()).or_insert(Pinned::Absent);
+            }
+        }
+        let is_secret = |name: &str| {
+            params.as_ref().is_some_and(|params| {
+                params
+                    .iter()
+                    .any(|(param, secret)| param == name && *secret)
+            })
+        };
         // The file as it is now, which a person may have edited since it
         // was last read.
+        let before = self.path.as_deref().map(stamp);
         let base = match &self.path {
             Some(path) => read_rules_text(path).map_err(|error| error.to_string())?,
             None => in_force.text.clone(),
         };
-        let manifest = self.manifest.lock_unpoisoned().clone();
-        let is_secret = |name: &str| {
-            manifest.as_ref().is_some_and(|manifest| {
-                manifest
-                    .commands
-                    .iter()
-                    .filter(|command| command.name == covered.command.as_str())
-                    .flat_map(|command| command.params.iter())
-                    .any(|param| param.name == name && param.secret)
-            })
-        };
-        let text = always::with_rule_added(&base, covered, answered, &is_secret)?;
+        let text = always::with_rule_added(&base, &covered, answered, &is_secret)?;
         let rules = RuleSet::parse(text, in_force.source.clone()).map_err(|error| {
             format!("the rules file, with the rule added, does not load: {error}")
         })?;
@@ -141,10 +153,44 @@ impl State {
                 .map_err(|error| format!("the rule added does not fit the commands: {error}"))?;
         }
         if let Some(path) = &self.path {
+            if before != Some(stamp(path)) {
+                return Err(format!(
+                    "{} changed while the rule was added",
+                    path.display()
+                ));
+            }
             always::replace_file(path, &rules.text)
                 .map_err(|error| format!("{} could not be written: {error}", path.display()))?;
         }
         self.swap(rules);
         Ok(())
     }
+}
+
+/// What tells one version of the rules file from another without reading
+/// it (`None` when it cannot be looked at).
+pub(crate) fn stamp(path: &Path) -> Option<[i64; 7]> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(path).ok()?;
+    Some([
+        meta.dev() as i64,
+        meta.ino() as i64,
+        meta.len() as i64,
+        meta.mtime(),
+        meta.mtime_nsec(),
+        meta.ctime(),
+        meta.ctime_nsec(),
+    ])
+}
+
+/// The parameters of `command` in `manifest`: each wire name, and whether
+/// it is a secret.
+fn command_params(manifest: &Manifest, command: &str) -> Vec<(String, bool)> {
+    manifest
+        .commands
+        .iter()
+        .filter(|schema| schema.name == command)
+        .flat_map(|schema| schema.params.iter())
+        .map(|param| (param.name.to_string(), param.secret))
+        .collect()
 }

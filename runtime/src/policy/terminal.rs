@@ -18,23 +18,36 @@ use tokio::io::unix::AsyncFd;
 use super::approver::{Approval, ApprovalRequest, Approver};
 
 /// The longest argument value shown, in characters.
-const MAX_SHOWN: usize = 300;
+const MAX_SHOWN: usize = 1300;
+/// The longest escape sequence skipped.
+const MAX_SEQUENCE: usize = 64;
 /// The longest reason read.
 const MAX_REASON: usize = 500;
 
 /// Asks a person at the host's terminal (`/dev/tty`) about each call a
-/// policy asks about, one question at a time, and reads one key: `y` this
-/// once, `s` for this session, `a` always, `n` to refuse (then a reason,
-/// or Enter for none). When the host has no terminal, the answer is
+/// policy asks about, one question at a time in the process, and reads one
+/// key: `y` this once, `s` for this session, `a` always, `n` to refuse
+/// (then a reason, or Enter for none). Nothing else answers: not a
+/// capital, not a key typed before the question was up, not an escape
+/// sequence (an arrow or function key, or a terminal's reply to a query).
+/// When a value is too long to show whole, only `y` and `n` are taken. When
+/// the host has no terminal (or runs in its background), the answer is
 /// [`Approval::Unavailable`]: the call is refused, its caller told it
 /// needs approval. A question whose call is cancelled (the caller's
 /// Ctrl-C, its timeout) is taken down, saying so.
+///
+/// Give sandboxes output of their own (a pipe, a pseudo-terminal of
+/// theirs), never the terminal this approver asks on: a process that can
+/// write to it can draw over the question.
 #[derive(Debug)]
 pub struct TerminalApprover {
     path: PathBuf,
-    /// One question on the terminal at a time.
-    turn: tokio::sync::Mutex<()>,
 }
+
+/// One question at a time in the process, whichever approver asks: two on
+/// one terminal would take each other's keys, and the second to start
+/// would save the first's single-key mode as the terminal's own.
+static TURN: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 impl Default for TerminalApprover {
     fn default() -> Self {
@@ -51,10 +64,7 @@ impl TerminalApprover {
     /// Asks on the terminal device at `path` (a pseudo-terminal a host
     /// made for its operator, say).
     pub fn on(path: impl Into<PathBuf>) -> Self {
-        TerminalApprover {
-            path: path.into(),
-            turn: tokio::sync::Mutex::new(()),
-        }
+        TerminalApprover { path: path.into() }
     }
 }
 
@@ -64,7 +74,7 @@ impl Approver for TerminalApprover {
         request: &'a ApprovalRequest,
     ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Approval> + Send + 'a>> {
         Box::pin(async move {
-            let _turn = self.turn.lock().await;
+            let _turn = TURN.lock().await;
             let mut terminal = match Terminal::open(&self.path) {
                 Ok(terminal) => terminal,
                 Err(error) => {
@@ -76,10 +86,13 @@ impl Approver for TerminalApprover {
             };
             match terminal.ask(request).await {
                 Ok(approval) => approval,
-                Err(error) => Approval::Unavailable(format!(
-                    "the terminal {} failed: {error}",
-                    self.path.display()
-                )),
+                Err(error) => {
+                    terminal.answered = true;
+                    Approval::Unavailable(format!(
+                        "the terminal {} failed: {error}",
+                        self.path.display()
+                    ))
+                }
             }
         })
     }
@@ -102,15 +115,24 @@ impl Terminal {
             .custom_flags(libc::O_NOCTTY | libc::O_NONBLOCK)
             .open(path)?;
         let saved = termios::tcgetattr(&file).map_err(io::Error::from)?;
+        // A host in the background of its own terminal would be stopped
+        // (SIGTTOU, SIGTTIN) by setting or reading it.
+        if let Ok(foreground) = nix::unistd::tcgetpgrp(&file)
+            && foreground != nix::unistd::getpgrp()
+        {
+            return Err(io::Error::other(
+                "the host runs in the background of this terminal",
+            ));
+        }
+        // SAFETY: the `File` owns its descriptor, open until the `AsyncFd`
+        // (which owns the `File`) is dropped.
+        let fd = unsafe { AsyncFd::register(file) }.map_err(io::Error::from)?;
         let mut keys = saved.clone();
         keys.local_flags
             .remove(LocalFlags::ICANON | LocalFlags::ECHO);
         keys.control_chars[SpecialCharacterIndices::VMIN as usize] = 1;
         keys.control_chars[SpecialCharacterIndices::VTIME as usize] = 0;
-        termios::tcsetattr(&file, SetArg::TCSANOW, &keys).map_err(io::Error::from)?;
-        // SAFETY: the `File` owns its descriptor, open until the `AsyncFd`
-        // (which owns the `File`) is dropped.
-        let fd = unsafe { AsyncFd::register(file) }.map_err(io::Error::from)?;
+        termios::tcsetattr(fd.get_ref(), SetArg::TCSANOW, &keys).map_err(io::Error::from)?;
         Ok(Terminal {
             fd,
             saved,
@@ -119,18 +141,30 @@ impl Terminal {
     }
 
     async fn ask(&mut self, request: &ApprovalRequest) -> io::Result<Approval> {
-        self.write(&question(request)).await?;
+        // Keys typed before the question is up were meant for something
+        // else. (A terminal's reply to a query, which a sandbox writing to
+        // this terminal could provoke, starts with ESC: dropped below.)
+        termios::tcflush(self.fd.get_ref(), termios::FlushArg::TCIFLUSH)
+            .map_err(io::Error::from)?;
+        let (question, whole) = question(request);
+        self.write(&question).await?;
         let approval = loop {
             let Some(key) = self.read_key().await? else {
                 self.answered = true;
                 return Ok(Approval::Unavailable("the terminal closed".to_owned()));
             };
-            match key.to_ascii_lowercase() {
+            match key {
                 b'y' => break Approval::Once,
-                b's' => break Approval::Session,
-                b'a' => break Approval::Always,
+                b's' if whole => break Approval::Session,
+                b'a' if whole => break Approval::Always,
                 b'n' => break Approval::Deny(self.read_reason().await?),
-                _ => self.write("\r\n  Press y, s, a or n: ").await?,
+                // An escape sequence (a function key, an arrow, a report
+                // from the terminal): none of its bytes is an answer.
+                0x1b | 0x9b => self.skip_sequence(key).await?,
+                _ => {
+                    let keys = if whole { "y, s, a or n" } else { "y or n" };
+                    self.write(&format!("\r\n  Press {keys}: ")).await?;
+                }
             }
         };
         self.answered = true;
@@ -180,6 +214,44 @@ impl Terminal {
         }
     }
 
+    /// Reads the rest of the escape sequence `first` (ESC, or the one-byte
+    /// CSI) begins, and drops it: a control sequence up to its final byte,
+    /// a string (OSC, DCS and the like) up to its end, a function key's
+    /// two bytes, or the key after ESC (Alt and a key). At most [`MAX_SEQUENCE`] bytes, so that a sequence
+    /// that never ends cannot swallow the person's keys for long.
+    async fn skip_sequence(&mut self, first: u8) -> io::Result<()> {
+        let kind = if first == 0x9b {
+            b'['
+        } else {
+            match self.read_key().await? {
+                Some(kind) => kind,
+                None => return Ok(()),
+            }
+        };
+        match kind {
+            b'[' | b']' | b'P' | b'X' | b'^' | b'_' => {}
+            // SS3 (a function key): one byte more.
+            b'O' => return self.read_key().await.map(drop),
+            // ESC and a key (Alt and the key): both dropped.
+            _ => return Ok(()),
+        }
+        let mut previous = 0;
+        for _ in 0..MAX_SEQUENCE {
+            let Some(byte) = self.read_key().await? else {
+                return Ok(());
+            };
+            let done = match kind {
+                b'[' => (0x40..=0x7e).contains(&byte),
+                _ => byte == 0x07 || (previous == 0x1b && byte == b'\\'),
+            };
+            if done {
+                return Ok(());
+            }
+            previous = byte;
+        }
+        Ok(())
+    }
+
     async fn write(&mut self, text: &str) -> io::Result<()> {
         let mut rest = text.as_bytes();
         while !rest.is_empty() {
@@ -206,12 +278,20 @@ impl Drop for Terminal {
     }
 }
 
-/// The question, every value the sandbox chose shown escaped.
-fn question(request: &ApprovalRequest) -> String {
+/// The question, every value the sandbox chose shown escaped, and
+/// whether every value is shown whole (else only this call can be
+/// approved: an answer for more would cover what no one saw).
+fn question(request: &ApprovalRequest) -> (String, bool) {
     let mut text = String::from("\r\n== A sandbox's call needs your approval ==\r\n");
+    let mut whole = true;
+    let mut show = |value: &str| {
+        let (shown, all) = shown(value);
+        whole &= all;
+        shown
+    };
     let scope = request.scope().unwrap_or("(full access)");
-    let _ = write!(text, "  scope:   {}\r\n", shown(scope));
-    let _ = write!(text, "  command: {}\r\n", shown(request.command()));
+    let _ = write!(text, "  scope:   {}\r\n", show(scope));
+    let _ = write!(text, "  command: {}\r\n", show(request.command()));
     match request.args().as_object() {
         Some(args) if !args.is_empty() => {
             text.push_str("  arguments:\r\n");
@@ -220,33 +300,38 @@ fn question(request: &ApprovalRequest) -> String {
                     Value::String(text) => format!("{text:?}"),
                     other => other.to_string(),
                 };
-                let _ = write!(text, "    {} = {}\r\n", shown(name), shown(&value));
+                let _ = write!(text, "    {} = {}\r\n", show(name), show(&value));
             }
         }
         _ => text.push_str("  arguments: (none)\r\n"),
     }
     match (request.rule(), request.reason()) {
         (Some(rule), Some(reason)) => {
-            let _ = write!(text, "  rule:    {} ({})\r\n", shown(rule), shown(reason));
+            let _ = write!(text, "  rule:    {} ({})\r\n", show(rule), show(reason));
         }
         (Some(rule), None) => {
-            let _ = write!(text, "  rule:    {}\r\n", shown(rule));
+            let _ = write!(text, "  rule:    {}\r\n", show(rule));
         }
         (None, _) => text.push_str("  rule:    none matches; the policy's default is to ask\r\n"),
     }
-    text.push_str("  [y] once  [s] this session  [a] always  [n] refuse: ");
-    text
+    if whole {
+        text.push_str("  [y] once  [s] this session  [a] always  [n] refuse: ");
+    } else {
+        text.push_str("  (a value is too long to show whole: only this call can be approved)\r\n");
+        text.push_str("  [y] once  [n] refuse: ");
+    }
+    (text, whole)
 }
 
 /// `text` cut to [`MAX_SHOWN`] characters, with every character that could
-/// move the cursor, change colours or reorder the line written as an
-/// escape (`\u{1b}`).
-fn shown(text: &str) -> String {
+/// move the cursor, change colours, reorder the line or hide itself
+/// written as an escape (`\u{1b}`); and whether it is shown whole.
+fn shown(text: &str) -> (String, bool) {
     let mut out = String::new();
     for (count, c) in text.chars().enumerate() {
         if count == MAX_SHOWN {
             let _ = write!(out, "... ({} characters)", text.chars().count());
-            break;
+            return (out, false);
         }
         if c.is_control() || is_invisible_format(c) {
             let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
@@ -254,7 +339,7 @@ fn shown(text: &str) -> String {
             out.push(c);
         }
     }
-    out
+    (out, true)
 }
 
 /// Characters that change how text around them is shown without showing
@@ -262,10 +347,19 @@ fn shown(text: &str) -> String {
 /// characters, line and paragraph separators.
 fn is_invisible_format(c: char) -> bool {
     matches!(c,
-        '\u{200b}'..='\u{200f}'
+        '\u{00ad}'
+        | '\u{034f}'
+        | '\u{061c}'
+        | '\u{115f}'..='\u{1160}'
+        | '\u{17b4}'..='\u{17b5}'
+        | '\u{180b}'..='\u{180f}'
+        | '\u{200b}'..='\u{200f}'
         | '\u{2028}'..='\u{202e}'
         | '\u{2060}'..='\u{206f}'
+        | '\u{3164}'
+        | '\u{fe00}'..='\u{fe0f}'
         | '\u{feff}'
-        | '\u{061c}'
-        | '\u{00ad}')
+        | '\u{ffa0}'
+        | '\u{fff0}'..='\u{fffb}'
+        | '\u{e0000}'..='\u{e0fff}')
 }

@@ -1,61 +1,47 @@
 //! Watching a rules file: a thread that looks at the file's metadata a few
-//! times a second and reads the file again when it changed (written in
-//! place, or replaced by a rename, as editors do). It ends when the last
-//! clone of its policy is dropped.
+//! times a second and reads the file again once a change (written in
+//! place, or a new file renamed over it, as editors do) has held still for
+//! a poll. It ends when the last clone of its policy is dropped.
 
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use super::state::State;
+use super::state::{State, stamp};
 
 /// How often the file is looked at.
 const POLL: Duration = Duration::from_millis(200);
 
-/// What tells one version of a file from another without reading it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Stamp {
-    device: u64,
-    inode: u64,
-    len: u64,
-    modified: (i64, i64),
-    changed: (i64, i64),
-}
+/// What the file looked like when last read.
+type Stamp = Option<[i64; 7]>;
 
-fn stamp(path: &Path) -> Option<Stamp> {
-    let meta = std::fs::metadata(path).ok()?;
-    Some(Stamp {
-        device: meta.dev(),
-        inode: meta.ino(),
-        len: meta.len(),
-        modified: (meta.mtime(), meta.mtime_nsec()),
-        changed: (meta.ctime(), meta.ctime_nsec()),
-    })
-}
-
-/// Starts watching `path` for `state`'s policy.
-pub(crate) fn start(state: &Arc<State>, path: PathBuf) -> std::io::Result<()> {
+/// Starts watching `path` for `state`'s policy, whose rules were read from
+/// the file as `read` tells (taken before the reading, so that a change
+/// made during it is seen).
+pub(crate) fn start(state: &Arc<State>, path: PathBuf, read: Stamp) -> std::io::Result<()> {
     let weak = Arc::downgrade(state);
-    let first = stamp(&path);
     std::thread::Builder::new()
         .name("gangway-policy-watch".to_owned())
-        .spawn(move || watch(&weak, &path, first))?;
+        .spawn(move || watch(&weak, &path, read))?;
     Ok(())
 }
 
-fn watch(state: &Weak<State>, path: &Path, mut last: Option<Stamp>) {
+fn watch(state: &Weak<State>, path: &Path, mut read: Stamp) {
+    let mut seen = read;
     loop {
         std::thread::sleep(POLL);
         let Some(state) = state.upgrade() else {
             return;
         };
         let now = stamp(path);
-        if now != last {
-            last = now;
+        // Read a change once it has held still for a whole poll, so that
+        // a file being written in place is not read half way.
+        if now != read && now == seen {
+            read = now;
             // A failure is kept in the state and logged; the rules before
             // it stay in force.
             let _ = state.reload();
         }
+        seen = now;
     }
 }

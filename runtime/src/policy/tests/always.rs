@@ -97,36 +97,37 @@ async fn always_writes_a_rule_keeping_the_files_comments_and_it_holds_after_a_re
 #[tokio::test]
 async fn the_defaults_question_pins_every_argument_given_and_ids_stay_unique() {
     let text = "default = \"ask\"\n[[rule]]\nid = \"approved-rm-1\"\ncommand = \"ls\"\ndecision = \"allow\"\n";
+    let manifest = crate::tool::Manifest::new(vec![
+        crate::tool::ToolSchema::new("ls"),
+        crate::tool::ToolSchema::new("rm")
+            .with_param(crate::tool::ParamSchema::new(
+                "path",
+                crate::tool::ValueKind::String,
+            ))
+            .with_param(crate::tool::ParamSchema::new(
+                "force",
+                crate::tool::ValueKind::Bool,
+            )),
+    ]);
     let asked = Arc::new(AtomicUsize::new(0));
     let policy = Policy::from_toml_str(text)
         .unwrap()
+        .check_against(&manifest)
+        .unwrap()
         .with_approver(always(&asked));
-    let call = CallInfo::new(
-        None,
-        "rm",
-        json!({ "path": "/tmp/x", "force": true, "files": ["a", "b"] }),
-    );
+    let call = CallInfo::new(None, "rm", json!({ "path": "/tmp/x", "force": true }));
     assert_eq!(
         policy.ruling(&call).await.approval,
         Some(ApprovalOutcome::Always)
     );
     let verdict = |args| policy.evaluate(&CallInfo::new(None, "rm", args)).rule;
     assert_eq!(
-        verdict(json!({ "path": "/tmp/x", "force": true, "files": ["b"] })).as_deref(),
+        verdict(json!({ "path": "/tmp/x", "force": true })).as_deref(),
         Some("approved-rm-2")
     );
-    assert_eq!(
-        verdict(json!({ "path": "/tmp/y", "force": true, "files": ["a"] })),
-        None
-    );
-    assert_eq!(
-        verdict(json!({ "path": "/tmp/x", "force": false, "files": ["a"] })),
-        None
-    );
-    assert_eq!(
-        verdict(json!({ "path": "/tmp/x", "force": true, "files": ["c"] })),
-        None
-    );
+    assert_eq!(verdict(json!({ "path": "/tmp/y", "force": true })), None);
+    assert_eq!(verdict(json!({ "path": "/tmp/x", "force": false })), None);
+    assert_eq!(verdict(json!({ "path": "/tmp/x" })), None);
 }
 
 #[tokio::test]
@@ -178,4 +179,68 @@ async fn a_linked_rules_file_is_replaced_where_the_link_points_with_its_mode_kep
     );
     let mode = std::fs::metadata(&real).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o640);
+}
+
+#[tokio::test]
+async fn the_defaults_question_holds_every_argument_not_given_absent() {
+    let manifest = crate::tool::Manifest::new(vec![
+        crate::tool::ToolSchema::new("rm")
+            .with_param(crate::tool::ParamSchema::new(
+                "path",
+                crate::tool::ValueKind::String,
+            ))
+            .with_param(crate::tool::ParamSchema::new(
+                "force",
+                crate::tool::ValueKind::Bool,
+            )),
+    ]);
+    let asked = Arc::new(AtomicUsize::new(0));
+    let policy = Policy::from_toml_str("default = \"ask\"\n")
+        .unwrap()
+        .check_against(&manifest)
+        .unwrap()
+        .with_approver(always(&asked));
+    let call = CallInfo::new(None, "rm", json!({ "path": "/tmp/x" }));
+    assert_eq!(
+        policy.ruling(&call).await.approval,
+        Some(ApprovalOutcome::Always)
+    );
+    let verdict = |args| policy.evaluate(&CallInfo::new(None, "rm", args)).rule;
+    assert!(verdict(json!({ "path": "/tmp/x" })).is_some());
+    assert_eq!(
+        verdict(json!({ "path": "/tmp/x", "force": true })),
+        None,
+        "force was not approved"
+    );
+
+    // Without the commands, what was not given cannot be named: the answer
+    // holds for the session.
+    let unchecked = Policy::from_toml_str("default = \"ask\"\n")
+        .unwrap()
+        .with_approver(always(&asked));
+    assert_eq!(
+        unchecked.ruling(&call).await.approval,
+        Some(ApprovalOutcome::Session)
+    );
+    assert_eq!(unchecked.rule_count(), 0);
+}
+
+#[tokio::test]
+async fn a_list_is_not_written_as_a_rule_whose_elements_could_come_in_any_order() {
+    let text = "default = \"allow\"\n[[rule]]\nid = \"git\"\ncommand = \"run\"\nwhen = { argv = { present = true } }\ndecision = \"ask\"\n";
+    let asked = Arc::new(AtomicUsize::new(0));
+    let policy = Policy::from_toml_str(text)
+        .unwrap()
+        .with_approver(always(&asked));
+    let call = |argv| CallInfo::new(Some("a"), "run", json!({ "argv": argv }));
+    let answered = policy.ruling(&call(json!(["git", "push"]))).await;
+    assert_eq!(answered.approval, Some(ApprovalOutcome::Session));
+    assert_eq!(policy.rule_count(), 1, "no rule written");
+    let reordered = policy.ruling(&call(json!(["push", "git", "git"]))).await;
+    assert_eq!(reordered.approval, Some(ApprovalOutcome::Session));
+    assert_eq!(
+        asked.load(Ordering::SeqCst),
+        2,
+        "another list is another question"
+    );
 }

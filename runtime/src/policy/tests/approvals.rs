@@ -117,22 +117,9 @@ approves = "prod"
 }
 
 #[test]
-fn approves_must_name_an_ask_rule_from_an_allow_rule() {
+fn approves_must_be_on_an_allow_rule_and_an_approves_that_answers_nothing_is_noted() {
     let base = "[[rule]]\nid = \"ask-me\"\ncommand = \"c\"\ndecision = \"ask\"\n\
                 [[rule]]\nid = \"no\"\ncommand = \"c\"\ndecision = \"deny\"\n";
-    let errors = load_error(&format!(
-        "{base}[[rule]]\nid = \"a\"\ncommand = \"c\"\ndecision = \"allow\"\napproves = \"ask-mee\"\n"
-    ));
-    assert!(
-        errors.contains(
-            ":13: rule \"a\": `approves` names \"ask-mee\", but no rule has that id; did you mean \"ask-me\"?"
-        ),
-        "{errors}"
-    );
-    let errors = load_error(&format!(
-        "{base}[[rule]]\nid = \"a\"\ncommand = \"c\"\ndecision = \"allow\"\napproves = [\"no\"]\n"
-    ));
-    assert!(errors.contains("whose decision is \"deny\""), "{errors}");
     let errors = load_error(&format!(
         "{base}[[rule]]\nid = \"a\"\ncommand = \"c\"\ndecision = \"deny\"\napproves = \"ask-me\"\n"
     ));
@@ -147,6 +134,30 @@ fn approves_must_name_an_ask_rule_from_an_allow_rule() {
         errors.contains("`approves` must be the id of an ask rule"),
         "{errors}"
     );
+    // A name that answers nothing loads (a stricter edit must take force),
+    // and is noted.
+    let typo = policy(&format!(
+        "{base}[[rule]]\nid = \"a\"\ncommand = \"c\"\ndecision = \"allow\"\napproves = \"ask-mee\"\n"
+    ));
+    let notes: Vec<String> = typo.notes().iter().map(ToString::to_string).collect();
+    assert_eq!(
+        notes,
+        [
+            "<policy text>:13: rule \"a\": `approves` names \"ask-mee\", but no rule has that id, so it answers nothing; did you mean \"ask-me\"?"
+        ]
+    );
+    let denial = policy(&format!(
+        "{base}[[rule]]\nid = \"a\"\ncommand = \"c\"\ndecision = \"allow\"\napproves = [\"no\"]\n"
+    ));
+    assert!(
+        denial.notes()[0]
+            .message
+            .contains("whose decision is \"deny\""),
+        "{:?}",
+        denial.notes()
+    );
+    assert_eq!(decide(&denial, None, "c", json!({})).0, "deny");
+    assert!(policy(base).notes().is_empty());
 }
 
 #[tokio::test]
@@ -358,5 +369,89 @@ async fn a_cancelled_call_drops_the_question() {
         dropped.load(Ordering::SeqCst),
         1,
         "the approver saw the question dropped"
+    );
+}
+
+#[test]
+fn an_approving_rule_decides_nothing_when_its_question_was_not_asked() {
+    let text = r#"
+default = "deny"
+[[rule]]
+id = "agent-deploy"
+command = "deploy"
+scope = "agent-*"
+decision = "ask"
+[[rule]]
+id = "approved-deploy-1"
+command = "deploy"
+decision = "allow"
+approves = ["agent-deploy"]
+"#;
+    let policy = policy(text);
+    assert_eq!(
+        decide(&policy, Some("agent-1"), "deploy", json!({})),
+        ("allow", Some("approved-deploy-1".into()))
+    );
+    // The question is not asked of this scope, so its answer is not given.
+    assert_eq!(
+        decide(&policy, Some("untrusted-1"), "deploy", json!({})).0,
+        "deny"
+    );
+}
+
+#[tokio::test]
+async fn a_session_answer_does_not_answer_a_question_added_later() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("rules.toml");
+    std::fs::write(&file, DEPLOY).unwrap();
+    let script = Scripted::answering([Approval::Session, Approval::Once]);
+    let policy = script.attach(Policy::load(&file).unwrap());
+    let prod = json!({ "env": "prod" });
+    assert_eq!(
+        rule(&policy, Some("a"), prod.clone()).await.approval,
+        Some(ApprovalOutcome::Session)
+    );
+    // A second question on the same argument, added since.
+    let stricter = format!(
+        "{DEPLOY}[[rule]]\nid = \"prod-again\"\ncommand = \"deploy\"\nwhen = {{ env = {{ equals = \"prod\" }} }}\ndecision = \"ask\"\n"
+    );
+    std::fs::write(&file, stricter).unwrap();
+    policy.reload().unwrap();
+    assert_eq!(
+        rule(&policy, Some("a"), prod).await.approval,
+        Some(ApprovalOutcome::Once)
+    );
+    assert_eq!(script.asked(), 2, "the new question is asked");
+}
+
+#[tokio::test]
+async fn rules_that_changed_while_a_person_was_asked_decide_after_the_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("rules.toml");
+    std::fs::write(&file, DEPLOY).unwrap();
+    let loaded = Policy::load(&file).unwrap();
+    // Clones share the rules in force.
+    let reloader = loaded.clone();
+    let path = file.clone();
+    let policy = loaded.with_approver(move |_: &ApprovalRequest| {
+        // While the question is up, prod deploys become a denial.
+        let denied = DEPLOY.replace("decision = \"ask\"", "decision = \"deny\"");
+        std::fs::write(&path, denied).unwrap();
+        reloader.reload().unwrap();
+        std::future::ready(Approval::Always)
+    });
+    let call = CallInfo::new(Some("a"), "deploy", json!({ "env": "prod" }));
+    let ruled = policy.ruling(&call).await;
+    assert_eq!(ruled.rule.as_deref(), Some("deploy-prod"));
+    assert_eq!(
+        ruled.decision,
+        Decision::deny("deploys to prod need a person (policy rule `deploy-prod`)"),
+        "the rules in force after the answer win"
+    );
+    assert!(
+        !std::fs::read_to_string(&file)
+            .unwrap()
+            .contains("approved-"),
+        "no rule added"
     );
 }
