@@ -151,7 +151,8 @@ fn answer(pty: &mut Pty, request: ApprovalRequest, keys: &str) -> Approval {
 fn the_question_shows_the_call_and_each_key_answers_as_it_says() {
     let mut pty = Pty::open();
     let args = json!({ "env": "prod", "token": "<redacted>", "tag": "v1" });
-    assert_eq!(answer(&mut pty, request(args.clone()), "y"), Approval::Once);
+    let holding = request(args.clone()).holding(vec!["env".to_owned()]);
+    assert_eq!(answer(&mut pty, holding, "y"), Approval::Once);
     let screen = pty.screen_once("allowed, this once");
     for shown in [
         "scope:   agent-1",
@@ -159,6 +160,7 @@ fn the_question_shows_the_call_and_each_key_answers_as_it_says() {
         "env = \"prod\"",
         "token = \"<redacted>\"",
         "rule:    deploy-prod (deploys to prod need a person)",
+        "(s and a hold for `deploy` with these values of env, other arguments any)",
         "[y] once  [s] this session  [a] always  [n] refuse: ",
     ] {
         assert!(screen.contains(shown), "{shown:?} on the screen:\n{screen}");
@@ -257,16 +259,31 @@ fn keys_in_escape_sequences_typed_ahead_or_in_capitals_answer_nothing() {
     let mut pty = Pty::open();
     // Typed before the question is up: a key meant for something else.
     pty.type_keys("a");
+    let runtime = runtime();
+    let approver = Arc::new(TerminalApprover::on(&pty.path));
+    let asked = runtime.spawn(async move { approver.approve(&request(json!({}))).await });
+    pty.screen_once("[n] refuse:");
     // Up arrow (ESC [ A), F4 (ESC O S), a terminal's report ending in `y`,
-    // a capital A: none of them is an answer; then `y`.
-    assert_eq!(
-        answer(
-            &mut pty,
-            request(json!({})),
-            "\u{1b}[A\u{1b}OS\u{1b}[?2026;2$yAy"
-        ),
-        Approval::Once
-    );
+    // Alt-y, a colour report holding `a`, a mouse click in column 65 (the
+    // byte `a`), an 8-bit control string: none of them is an answer.
+    for sequence in [
+        "\u{1b}[A",
+        "\u{1b}OS",
+        "\u{1b}[?2026;2$y",
+        "\u{1b}y",
+        "\u{1b}]11;rgb:0/0/a\u{7}",
+        "\u{1b}[M a!",
+        "\u{90}1$r0m\u{9c}y",
+    ] {
+        pty.type_keys(sequence);
+        std::thread::sleep(Duration::from_millis(150));
+    }
+    assert!(!asked.is_finished(), "nothing answered");
+    // A capital is not an answer either; `y` is.
+    pty.type_keys("Ay");
+    let answered =
+        runtime.block_on(async { tokio::time::timeout(Duration::from_secs(10), asked).await });
+    assert_eq!(answered.unwrap().unwrap(), Approval::Once);
 }
 
 #[test]
@@ -279,7 +296,9 @@ fn a_value_too_long_to_show_whole_can_be_approved_only_once() {
     );
     let screen = pty.screen_once("allowed, this once");
     assert!(
-        screen.contains("only this call can be approved)\n  [y] once  [n] refuse: "),
+        screen.contains(
+            "(too much to show whole: only this call can be approved)\n  [y] once  [n] refuse: "
+        ),
         "{screen}"
     );
 }

@@ -40,13 +40,34 @@ pub struct ApprovalRequest {
     call: CallInfo,
     rule: Option<String>,
     reason: Option<String>,
+    held: Option<Vec<String>>,
 }
 
 impl ApprovalRequest {
     /// A request to approve `call`, which rule `rule` (with `reason`) asks
     /// about: made by the policy, and by tests of an approver.
     pub fn new(call: CallInfo, rule: Option<String>, reason: Option<String>) -> Self {
-        ApprovalRequest { call, rule, reason }
+        ApprovalRequest {
+            call,
+            rule,
+            reason,
+            held: None,
+        }
+    }
+
+    /// The same request, saying which arguments a `Session` or `Always`
+    /// answer holds to their values (the others are left free).
+    #[must_use]
+    pub fn holding(mut self, args: Vec<String>) -> Self {
+        self.held = Some(args);
+        self
+    }
+
+    /// The arguments a `Session` or `Always` answer holds to the values
+    /// shown (the others are left free: show the person so); `None` when
+    /// such an answer can hold for this call only.
+    pub fn held_args(&self) -> Option<&[String]> {
+        self.held.as_deref()
     }
 
     /// The call: its scope, command and arguments (secrets redacted).
@@ -74,7 +95,8 @@ impl ApprovalRequest {
         self.rule.as_deref()
     }
 
-    /// The asking rule's `reason`, as written.
+    /// The asking rule's `reason`, as written (when more than one rule
+    /// asks, each other one's id and reason follow).
     pub fn reason(&self) -> Option<&str> {
         self.reason.as_deref()
     }

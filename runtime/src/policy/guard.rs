@@ -11,6 +11,7 @@ use super::Policy;
 use super::always::Answered;
 use super::approver::{Approval, ApprovalRequest};
 use super::evaluate::{PolicyDecision, Verdict};
+use super::model::Rule;
 use super::pin::Covered;
 use crate::ipc::{ApprovalOutcome, CallGuard, CallInfo, Decision, Ruling};
 
@@ -35,56 +36,82 @@ impl CallGuard for Policy {
 impl Policy {
     /// The guard's answer for `call`.
     async fn rule_on(&self, call: &CallInfo) -> Ruling {
-        let rules = self.state.rules();
-        let finding = rules.evaluate(call.scope(), call.command(), call.args());
-        if finding.verdict.decision != PolicyDecision::Ask {
-            return ruled(&finding.verdict);
-        }
-        let verdict = finding.verdict;
-        let covered = Covered::of(call, &finding.asking);
-        if let Ok(covered) = &covered
-            && self.state.sessions.allows(call, covered)
-        {
-            return by_rule(Decision::Allow, &verdict).with_approval(ApprovalOutcome::Session);
-        }
-        let Some(approver) = &self.approver else {
-            return by_rule(self.no_one_to_ask(&verdict), &verdict);
-        };
-        let request =
-            ApprovalRequest::new(call.clone(), verdict.rule.clone(), verdict.reason.clone());
-        let answer = approver.approve(&request).await;
-        let outcome = match answer {
-            Approval::Once => ApprovalOutcome::Once,
-            Approval::Session => ApprovalOutcome::Session,
-            Approval::Always => ApprovalOutcome::Always,
-            Approval::Deny(reason) => {
-                return by_rule(denied(call, &verdict, &reason), &verdict)
-                    .with_approval(ApprovalOutcome::Denied);
+        for _ in 0..MAX_QUESTIONS {
+            let (verdict, asked, covered) = {
+                let rules = self.state.rules();
+                let finding = rules.evaluate(call.scope(), call.command(), call.args());
+                if finding.verdict.decision != PolicyDecision::Ask {
+                    return ruled(&finding.verdict);
+                }
+                let asked = questions(&finding.asking);
+                (finding.verdict, asked, Covered::of(call, &finding.asking))
+            };
+            if let Ok(covered) = &covered
+                && self.state.sessions.allows(call, covered)
+            {
+                return by_rule(Decision::Allow, &verdict).with_approval(ApprovalOutcome::Session);
             }
-            Approval::Unavailable(why) => {
-                tracing::warn!(target: "gangway::policy", command = call.command(), "no one could be asked: {why}");
+            let Some(approver) = &self.approver else {
                 return by_rule(self.no_one_to_ask(&verdict), &verdict);
+            };
+            let mut request =
+                ApprovalRequest::new(call.clone(), verdict.rule.clone(), reasons(&asked));
+            if let Ok(covered) = &covered {
+                request = request.holding(covered.args.keys().cloned().collect());
             }
-        };
-        // The rules may have changed while the person was asked: those in
-        // force now decide what the answer can do.
-        let rules = self.state.rules();
-        let now = rules.evaluate(call.scope(), call.command(), call.args());
-        match now.verdict.decision {
-            PolicyDecision::Deny { .. } => return ruled(&now.verdict),
-            PolicyDecision::Allow => {
-                return ruled(&now.verdict).with_approval(ApprovalOutcome::Once);
+            let outcome = match approver.approve(&request).await {
+                Approval::Once => ApprovalOutcome::Once,
+                Approval::Session => ApprovalOutcome::Session,
+                Approval::Always => ApprovalOutcome::Always,
+                Approval::Deny(reason) => {
+                    return by_rule(denied(call, &verdict, &reason), &verdict)
+                        .with_approval(ApprovalOutcome::Denied);
+                }
+                Approval::Unavailable(why) => {
+                    tracing::warn!(target: "gangway::policy", command = call.command(), "no one could be asked: {why}");
+                    return by_rule(self.no_one_to_ask(&verdict), &verdict);
+                }
+            };
+            if let Some(ruling) = self.answered(call, outcome, &asked).await {
+                return ruling;
             }
-            PolicyDecision::Ask => {}
+            // The rules changed while the person was asked, and now ask
+            // something the person was not shown: ask again.
         }
-        let covered = Covered::of(call, &now.asking);
-        let verdict = now.verdict;
+        Ruling::new(Decision::deny(
+            "the host's rules kept changing while a person was asked about this call; try it again",
+        ))
+    }
+
+    /// What the person's yes (`outcome`) to the questions `asked` does,
+    /// under the rules in force now: a denial or an allow made meanwhile
+    /// wins; the same questions take the answer; other questions (`None`)
+    /// must be asked.
+    async fn answered(
+        &self,
+        call: &CallInfo,
+        outcome: ApprovalOutcome,
+        asked: &[(String, Option<String>)],
+    ) -> Option<Ruling> {
+        let (verdict, covered) = {
+            let rules = self.state.rules();
+            let now = rules.evaluate(call.scope(), call.command(), call.args());
+            match now.verdict.decision {
+                PolicyDecision::Deny { .. } => return Some(ruled(&now.verdict)),
+                PolicyDecision::Allow => {
+                    return Some(ruled(&now.verdict).with_approval(ApprovalOutcome::Once));
+                }
+                PolicyDecision::Ask if questions(&now.asking) != asked => return None,
+                PolicyDecision::Ask => {}
+            }
+            (now.verdict, Covered::of(call, &now.asking))
+        };
         let kept = match outcome {
             ApprovalOutcome::Session => self.keep_for_session(call, covered),
             ApprovalOutcome::Always => self.keep_always(call, covered).await,
             other => other,
         };
-        by_rule(Decision::Allow, &verdict).with_approval(kept)
+        Some(by_rule(Decision::Allow, &verdict).with_approval(kept))
     }
 
     /// Keeps a "session" answer; what it was kept as (only this call, when
@@ -158,6 +185,35 @@ impl Policy {
             self.file_label()
         ))
     }
+}
+
+/// How many times a call is put to a person when the rules keep changing
+/// under the question.
+const MAX_QUESTIONS: usize = 3;
+
+/// The questions the asking rules put: each one's id and reason.
+fn questions(asking: &[&Rule]) -> Vec<(String, Option<String>)> {
+    asking
+        .iter()
+        .map(|rule| (rule.id.clone(), rule.reason.clone()))
+        .collect()
+}
+
+/// What the person is told of why they are asked: the first asking rule's
+/// reason, then each other one's id and reason.
+fn reasons(asked: &[(String, Option<String>)]) -> Option<String> {
+    let (_, first) = asked.first()?;
+    let mut text = first.clone().unwrap_or_default();
+    for (id, reason) in &asked[1..] {
+        if !text.is_empty() {
+            text.push_str("; ");
+        }
+        text.push_str(&format!("also rule {id}"));
+        if let Some(reason) = reason {
+            text.push_str(&format!(": {reason}"));
+        }
+    }
+    (!text.is_empty()).then_some(text)
 }
 
 /// A verdict's decision as the guard gives it, naming its rule: a denial

@@ -310,7 +310,7 @@ impl Policy {
     /// The file does not load, or the thread cannot be started.
     pub fn watch(path: impl AsRef<Path>) -> Result<Policy, PolicyError> {
         let path = path.as_ref();
-        let read = state::stamp(path);
+        let read = rules::stamp(path);
         let policy = Policy::load(path)?;
         watch::start(&policy.state, path.to_owned(), read).map_err(|source| PolicyError::Read {
             path: path.to_owned(),

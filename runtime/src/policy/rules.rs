@@ -35,6 +35,8 @@ pub(crate) struct RuleSet {
     index: RuleIndex,
     /// What is odd in the file without stopping it loading.
     pub(crate) notes: Vec<PolicyProblem>,
+    /// The file as it was when read (from before the reading).
+    pub(crate) stamp: Option<[i64; 7]>,
 }
 
 impl RuleSet {
@@ -60,13 +62,17 @@ impl RuleSet {
             rules: rules_file.rules,
             index,
             notes,
+            stamp: None,
         })
     }
 
     /// Reads and checks the file at `path`.
     pub(crate) fn load(path: &Path) -> Result<RuleSet, PolicyError> {
+        let before = stamp(path);
         let text = read_rules_text(path)?;
-        RuleSet::parse(text, path.display().to_string())
+        let mut rules = RuleSet::parse(text, path.display().to_string())?;
+        rules.stamp = before;
+        Ok(rules)
     }
 
     /// The problems of these rules with the commands of `manifest`.
@@ -108,4 +114,20 @@ pub(crate) fn read_rules_text(path: &Path) -> Result<String, PolicyError> {
         )));
     }
     std::fs::read_to_string(path).map_err(read_error)
+}
+
+/// What tells one version of the rules file from another without reading
+/// it (`None` when it cannot be looked at).
+pub(crate) fn stamp(path: &Path) -> Option<[i64; 7]> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(path).ok()?;
+    Some([
+        meta.dev() as i64,
+        meta.ino() as i64,
+        meta.len() as i64,
+        meta.mtime(),
+        meta.mtime_nsec(),
+        meta.ctime(),
+        meta.ctime_nsec(),
+    ])
 }

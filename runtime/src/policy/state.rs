@@ -3,13 +3,13 @@
 //! they were checked against, the answers given for sessions, and why the
 //! last reading of the file failed.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, RwLock};
 
 use super::always::{self, Answered};
 use super::error::PolicyError;
 use super::pin::{Covered, Pinned};
-use super::rules::{RuleSet, read_rules_text};
+use super::rules::{RuleSet, read_rules_text, stamp};
 use super::session::Sessions;
 use crate::sync::LockUnpoisoned;
 use crate::tool::Manifest;
@@ -125,7 +125,8 @@ impl State {
                         .to_owned(),
                 );
             };
-            for (name, _) in params {
+            // Secrets are left free, given or not: no rule may test one.
+            for (name, _) in params.iter().filter(|(_, secret)| !secret) {
                 covered.args.entry(name.clone()).or_insert(Pinned::Absent);
             }
         }
@@ -139,12 +140,18 @@ impl State {
         // The file as it is now, which a person may have edited since it
         // was last read.
         let before = self.path.as_deref().map(stamp);
+        // The file as the rules in force were read from it: a person's edit
+        // since (perhaps half saved) is the watcher's to read, not this
+        // rule's to carry in.
+        if self.path.is_some() && before != Some(in_force.stamp) {
+            return Err("the rules file changed since it was read".to_owned());
+        }
         let base = match &self.path {
             Some(path) => read_rules_text(path).map_err(|error| error.to_string())?,
             None => in_force.text.clone(),
         };
         let text = always::with_rule_added(&base, &covered, answered, &is_secret)?;
-        let rules = RuleSet::parse(text, in_force.source.clone()).map_err(|error| {
+        let mut rules = RuleSet::parse(text, in_force.source.clone()).map_err(|error| {
             format!("the rules file, with the rule added, does not load: {error}")
         })?;
         if let Some(manifest) = &manifest {
@@ -161,26 +168,11 @@ impl State {
             }
             always::replace_file(path, &rules.text)
                 .map_err(|error| format!("{} could not be written: {error}", path.display()))?;
+            rules.stamp = stamp(path);
         }
         self.swap(rules);
         Ok(())
     }
-}
-
-/// What tells one version of the rules file from another without reading
-/// it (`None` when it cannot be looked at).
-pub(crate) fn stamp(path: &Path) -> Option<[i64; 7]> {
-    use std::os::unix::fs::MetadataExt;
-    let meta = std::fs::metadata(path).ok()?;
-    Some([
-        meta.dev() as i64,
-        meta.ino() as i64,
-        meta.len() as i64,
-        meta.mtime(),
-        meta.mtime_nsec(),
-        meta.ctime(),
-        meta.ctime_nsec(),
-    ])
 }
 
 /// The parameters of `command` in `manifest`: each wire name, and whether

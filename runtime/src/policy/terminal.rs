@@ -10,6 +10,7 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use nix::sys::termios::{self, LocalFlags, SetArg, SpecialCharacterIndices, Termios};
 use serde_json::Value;
@@ -19,18 +20,27 @@ use super::approver::{Approval, ApprovalRequest, Approver};
 
 /// The longest argument value shown, in characters.
 const MAX_SHOWN: usize = 1300;
-/// The longest escape sequence skipped.
-const MAX_SEQUENCE: usize = 64;
+/// How long a question is shown before keys answer it.
+const SETTLE: Duration = Duration::from_millis(400);
+/// How long the input must be quiet after an escape sequence begins before
+/// keys answer again.
+const QUIET: Duration = Duration::from_millis(60);
+/// The most characters of all the values shown whole together (more scroll
+/// the question off a terminal).
+const MAX_SHOWN_ALL: usize = 4000;
 /// The longest reason read.
 const MAX_REASON: usize = 500;
 
 /// Asks a person at the host's terminal (`/dev/tty`) about each call a
 /// policy asks about, one question at a time in the process, and reads one
 /// key: `y` this once, `s` for this session, `a` always, `n` to refuse
-/// (then a reason, or Enter for none). Nothing else answers: not a
-/// capital, not a key typed before the question was up, not an escape
-/// sequence (an arrow or function key, or a terminal's reply to a query).
-/// When a value is too long to show whole, only `y` and `n` are taken. When
+/// (then a reason, or Enter for none), offered 0.4 s after the question is
+/// drawn, with what `s` and `a` would hold to. Nothing else answers: not
+/// a capital, not a key typed before the keys were offered, not anything
+/// in an escape sequence (an arrow or function key, a mouse report, a
+/// terminal's reply to a query) or after one until the input goes quiet.
+/// When a value (or all of them together) is too long to show whole, only
+/// `y` and `n` are taken. When
 /// the host has no terminal (or runs in its background), the answer is
 /// [`Approval::Unavailable`]: the call is refused, its caller told it
 /// needs approval. A question whose call is cancelled (the caller's
@@ -141,13 +151,15 @@ impl Terminal {
     }
 
     async fn ask(&mut self, request: &ApprovalRequest) -> io::Result<Approval> {
-        // Keys typed before the question is up were meant for something
-        // else. (A terminal's reply to a query, which a sandbox writing to
-        // this terminal could provoke, starts with ESC: dropped below.)
+        let (question, keys_line, whole) = question(request);
+        self.write(&question).await?;
+        // Keys typed before the person could read the question (meant for
+        // the question before it, or for something else) are dropped: the
+        // keys it takes are offered only after a moment.
+        tokio::time::sleep(SETTLE).await;
         termios::tcflush(self.fd.get_ref(), termios::FlushArg::TCIFLUSH)
             .map_err(io::Error::from)?;
-        let (question, whole) = question(request);
-        self.write(&question).await?;
+        self.write(&keys_line).await?;
         let approval = loop {
             let Some(key) = self.read_key().await? else {
                 self.answered = true;
@@ -158,9 +170,10 @@ impl Terminal {
                 b's' if whole => break Approval::Session,
                 b'a' if whole => break Approval::Always,
                 b'n' => break Approval::Deny(self.read_reason().await?),
-                // An escape sequence (a function key, an arrow, a report
-                // from the terminal): none of its bytes is an answer.
-                0x1b | 0x9b => self.skip_sequence(key).await?,
+                // An escape sequence (a function key, an arrow, a mouse or
+                // other report from the terminal) or a byte past ASCII: none
+                // of what follows is an answer until the input goes quiet.
+                0x1b | 0x80.. => self.skip_until_quiet().await?,
                 _ => {
                     let keys = if whole { "y, s, a or n" } else { "y or n" };
                     self.write(&format!("\r\n  Press {keys}: ")).await?;
@@ -214,42 +227,17 @@ impl Terminal {
         }
     }
 
-    /// Reads the rest of the escape sequence `first` (ESC, or the one-byte
-    /// CSI) begins, and drops it: a control sequence up to its final byte,
-    /// a string (OSC, DCS and the like) up to its end, a function key's
-    /// two bytes, or the key after ESC (Alt and a key). At most [`MAX_SEQUENCE`] bytes, so that a sequence
-    /// that never ends cannot swallow the person's keys for long.
-    async fn skip_sequence(&mut self, first: u8) -> io::Result<()> {
-        let kind = if first == 0x9b {
-            b'['
-        } else {
-            match self.read_key().await? {
-                Some(kind) => kind,
-                None => return Ok(()),
+    /// Drops every byte typed until none has come for [`QUIET`]: the rest
+    /// of an escape sequence, whatever its kind or length, arrives at once.
+    async fn skip_until_quiet(&mut self) -> io::Result<()> {
+        loop {
+            match tokio::time::timeout(QUIET, self.read_key()).await {
+                Err(_quiet) => return Ok(()),
+                Ok(Ok(Some(_))) => {}
+                Ok(Ok(None)) => return Ok(()),
+                Ok(Err(error)) => return Err(error),
             }
-        };
-        match kind {
-            b'[' | b']' | b'P' | b'X' | b'^' | b'_' => {}
-            // SS3 (a function key): one byte more.
-            b'O' => return self.read_key().await.map(drop),
-            // ESC and a key (Alt and the key): both dropped.
-            _ => return Ok(()),
         }
-        let mut previous = 0;
-        for _ in 0..MAX_SEQUENCE {
-            let Some(byte) = self.read_key().await? else {
-                return Ok(());
-            };
-            let done = match kind {
-                b'[' => (0x40..=0x7e).contains(&byte),
-                _ => byte == 0x07 || (previous == 0x1b && byte == b'\\'),
-            };
-            if done {
-                return Ok(());
-            }
-            previous = byte;
-        }
-        Ok(())
     }
 
     async fn write(&mut self, text: &str) -> io::Result<()> {
@@ -278,15 +266,18 @@ impl Drop for Terminal {
     }
 }
 
-/// The question, every value the sandbox chose shown escaped, and
-/// whether every value is shown whole (else only this call can be
-/// approved: an answer for more would cover what no one saw).
-fn question(request: &ApprovalRequest) -> (String, bool) {
+/// The question (every value the sandbox chose shown escaped), the line
+/// offering its keys, and whether every value is shown whole (else only
+/// this call can be approved: an answer for more would cover what no one
+/// saw).
+fn question(request: &ApprovalRequest) -> (String, String, bool) {
     let mut text = String::from("\r\n== A sandbox's call needs your approval ==\r\n");
     let mut whole = true;
+    let mut total = 0;
     let mut show = |value: &str| {
         let (shown, all) = shown(value);
-        whole &= all;
+        total += shown.len();
+        whole &= all && total <= MAX_SHOWN_ALL;
         shown
     };
     let scope = request.scope().unwrap_or("(full access)");
@@ -314,13 +305,32 @@ fn question(request: &ApprovalRequest) -> (String, bool) {
         }
         (None, _) => text.push_str("  rule:    none matches; the policy's default is to ask\r\n"),
     }
-    if whole {
-        text.push_str("  [y] once  [s] this session  [a] always  [n] refuse: ");
+    let keys = if !whole {
+        "  (too much to show whole: only this call can be approved)\r\n  [y] once  [n] refuse: "
+            .to_owned()
     } else {
-        text.push_str("  (a value is too long to show whole: only this call can be approved)\r\n");
-        text.push_str("  [y] once  [n] refuse: ");
-    }
-    (text, whole)
+        let names = |names: &[String]| {
+            let names: Vec<String> = names.iter().map(|name| shown(name).0).collect();
+            names.join(", ")
+        };
+        let held = match (request.rule(), request.held_args()) {
+            (_, None) => String::new(),
+            (None, Some(held)) => format!("exactly these arguments ({})", names(held)),
+            (Some(_), Some([])) => "any arguments".to_owned(),
+            (Some(_), Some(held)) => {
+                format!("these values of {}, other arguments any", names(held))
+            }
+        };
+        let held = match held.is_empty() {
+            true => String::new(),
+            false => format!(
+                "  (s and a hold for `{}` with {held})\r\n",
+                shown(request.command()).0
+            ),
+        };
+        format!("{held}  [y] once  [s] this session  [a] always  [n] refuse: ")
+    };
+    (text, keys, whole)
 }
 
 /// `text` cut to [`MAX_SHOWN`] characters, with every character that could

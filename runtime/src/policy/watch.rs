@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use super::state::{State, stamp};
+use super::rules::stamp;
+use super::state::State;
 
 /// How often the file is looked at.
 const POLL: Duration = Duration::from_millis(200);

@@ -244,3 +244,51 @@ async fn a_list_is_not_written_as_a_rule_whose_elements_could_come_in_any_order(
         "another list is another question"
     );
 }
+
+#[tokio::test]
+async fn a_file_edited_since_it_was_read_is_left_to_the_watcher() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("rules.toml");
+    std::fs::write(&file, RULES).unwrap();
+    let asked = Arc::new(AtomicUsize::new(0));
+    let policy = Policy::load(&file).unwrap().with_approver(always(&asked));
+    let edited = format!("{RULES}# a person's note\n");
+    std::fs::write(&file, &edited).unwrap();
+    let answered = policy.ruling(&prod("agent-1", "v1")).await;
+    assert_eq!(answered.approval, Some(ApprovalOutcome::Session));
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        edited,
+        "left alone"
+    );
+}
+
+#[tokio::test]
+async fn the_defaults_always_leaves_a_secret_free() {
+    let manifest = crate::tool::Manifest::new(vec![
+        crate::tool::ToolSchema::new("login")
+            .with_param(crate::tool::ParamSchema::new(
+                "user",
+                crate::tool::ValueKind::String,
+            ))
+            .with_param(
+                crate::tool::ParamSchema::new("key", crate::tool::ValueKind::String).secret(),
+            ),
+    ]);
+    let asked = Arc::new(AtomicUsize::new(0));
+    let policy = Policy::from_toml_str("default = \"ask\"\n")
+        .unwrap()
+        .check_against(&manifest)
+        .unwrap()
+        .with_approver(always(&asked));
+    let call = CallInfo::new(None, "login", json!({ "user": "ann" }));
+    assert_eq!(
+        policy.ruling(&call).await.approval,
+        Some(ApprovalOutcome::Always)
+    );
+    let later = CallInfo::new(None, "login", json!({ "user": "ann", "key": "<redacted>" }));
+    assert!(
+        policy.evaluate(&later).rule.is_some(),
+        "the secret is not held"
+    );
+}

@@ -455,3 +455,40 @@ async fn rules_that_changed_while_a_person_was_asked_decide_after_the_answer() {
         "no rule added"
     );
 }
+
+#[tokio::test]
+async fn a_question_added_while_a_person_was_asked_is_asked_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("rules.toml");
+    std::fs::write(&file, DEPLOY).unwrap();
+    let loaded = Policy::load(&file).unwrap();
+    let reloader = loaded.clone();
+    let path = file.clone();
+    let questions = Arc::new(Mutex::new(Vec::new()));
+    let seen = questions.clone();
+    let policy = loaded.with_approver(move |request: &ApprovalRequest| {
+        seen.lock().unwrap().push(request.reason().map(str::to_owned));
+        // While the first question is up, a freeze is added.
+        let freeze = format!(
+            "{DEPLOY}[[rule]]\nid = \"freeze\"\ncommand = \"deploy\"\ndecision = \"ask\"\nreason = \"no deploys this week\"\n"
+        );
+        if std::fs::read_to_string(&path).unwrap() != freeze {
+            std::fs::write(&path, freeze).unwrap();
+            reloader.reload().unwrap();
+        }
+        std::future::ready(Approval::Session)
+    });
+    let call = CallInfo::new(Some("a"), "deploy", json!({ "env": "prod" }));
+    let ruled = policy.ruling(&call).await;
+    assert_eq!(ruled.approval, Some(ApprovalOutcome::Session));
+    assert_eq!(
+        *questions.lock().unwrap(),
+        [
+            Some("deploys to prod need a person".to_owned()),
+            Some(
+                "deploys to prod need a person; also rule freeze: no deploys this week".to_owned()
+            ),
+        ],
+        "asked again, shown both questions"
+    );
+}
