@@ -9,6 +9,24 @@ use serde_json::json;
 
 use crate::ipc::{ApprovalOutcome, CallGuard, CallInfo, Decision};
 use crate::policy::{Approval, ApprovalRequest, Policy};
+use crate::tool::{Manifest, ParamSchema, ToolSchema, ValueKind};
+
+/// A policy checked against `schemas` whose default asks, its approver
+/// answering "always" (counted in `asked`).
+fn asking_by_default(schemas: Vec<ToolSchema>, asked: &Arc<AtomicUsize>) -> Policy {
+    Policy::from_toml_str("default = \"ask\"\n")
+        .unwrap()
+        .check_against(&Manifest::new(schemas))
+        .unwrap()
+        .with_approver(always(asked))
+}
+
+/// `rm`, with a text `path` and a flag `force`.
+fn rm() -> ToolSchema {
+    ToolSchema::new("rm")
+        .with_param(ParamSchema::new("path", ValueKind::String))
+        .with_param(ParamSchema::new("force", ValueKind::Bool))
+}
 
 const RULES: &str = r#"# The team's rules: keep this comment.
 default = "allow"
@@ -97,18 +115,7 @@ async fn always_writes_a_rule_keeping_the_files_comments_and_it_holds_after_a_re
 #[tokio::test]
 async fn the_defaults_question_pins_every_argument_given_and_ids_stay_unique() {
     let text = "default = \"ask\"\n[[rule]]\nid = \"approved-rm-1\"\ncommand = \"ls\"\ndecision = \"allow\"\n";
-    let manifest = crate::tool::Manifest::new(vec![
-        crate::tool::ToolSchema::new("ls"),
-        crate::tool::ToolSchema::new("rm")
-            .with_param(crate::tool::ParamSchema::new(
-                "path",
-                crate::tool::ValueKind::String,
-            ))
-            .with_param(crate::tool::ParamSchema::new(
-                "force",
-                crate::tool::ValueKind::Bool,
-            )),
-    ]);
+    let manifest = Manifest::new(vec![ToolSchema::new("ls"), rm()]);
     let asked = Arc::new(AtomicUsize::new(0));
     let policy = Policy::from_toml_str(text)
         .unwrap()
@@ -183,23 +190,8 @@ async fn a_linked_rules_file_is_replaced_where_the_link_points_with_its_mode_kep
 
 #[tokio::test]
 async fn the_defaults_question_holds_every_argument_not_given_absent() {
-    let manifest = crate::tool::Manifest::new(vec![
-        crate::tool::ToolSchema::new("rm")
-            .with_param(crate::tool::ParamSchema::new(
-                "path",
-                crate::tool::ValueKind::String,
-            ))
-            .with_param(crate::tool::ParamSchema::new(
-                "force",
-                crate::tool::ValueKind::Bool,
-            )),
-    ]);
     let asked = Arc::new(AtomicUsize::new(0));
-    let policy = Policy::from_toml_str("default = \"ask\"\n")
-        .unwrap()
-        .check_against(&manifest)
-        .unwrap()
-        .with_approver(always(&asked));
+    let policy = asking_by_default(vec![rm()], &asked);
     let call = CallInfo::new(None, "rm", json!({ "path": "/tmp/x" }));
     assert_eq!(
         policy.ruling(&call).await.approval,
@@ -265,22 +257,11 @@ async fn a_file_edited_since_it_was_read_is_left_to_the_watcher() {
 
 #[tokio::test]
 async fn the_defaults_always_leaves_a_secret_free() {
-    let manifest = crate::tool::Manifest::new(vec![
-        crate::tool::ToolSchema::new("login")
-            .with_param(crate::tool::ParamSchema::new(
-                "user",
-                crate::tool::ValueKind::String,
-            ))
-            .with_param(
-                crate::tool::ParamSchema::new("key", crate::tool::ValueKind::String).secret(),
-            ),
-    ]);
+    let login = ToolSchema::new("login")
+        .with_param(ParamSchema::new("user", ValueKind::String))
+        .with_param(ParamSchema::new("key", ValueKind::String).secret());
     let asked = Arc::new(AtomicUsize::new(0));
-    let policy = Policy::from_toml_str("default = \"ask\"\n")
-        .unwrap()
-        .check_against(&manifest)
-        .unwrap()
-        .with_approver(always(&asked));
+    let policy = asking_by_default(vec![login], &asked);
     let call = CallInfo::new(None, "login", json!({ "user": "ann" }));
     assert_eq!(
         policy.ruling(&call).await.approval,
