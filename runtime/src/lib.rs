@@ -132,6 +132,8 @@ pub mod tool;
 
 #[cfg(any(feature = "ipc", feature = "controller"))]
 mod clean_env;
+#[cfg(any(feature = "client", feature = "policy"))]
+mod invisible;
 mod msgpack_args;
 #[cfg(feature = "stdio")]
 mod process_tree;

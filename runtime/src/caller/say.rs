@@ -9,6 +9,7 @@
 use std::borrow::Cow;
 use std::io::Write;
 
+use crate::invisible::is_invisible;
 use crate::ipc::ClientError;
 
 /// `text` without its control characters (C0, DEL and C1) other than
@@ -25,42 +26,9 @@ pub(crate) fn shown(text: &str) -> Cow<'_, str> {
 
 /// Whether `c` is left out of a message shown to a terminal: a control
 /// character (but `\n` and `\t`), or one that is invisible yet changes
-/// what is shown (the format characters, Unicode's category Cf, and the
-/// line and paragraph separators and the fillers that render as nothing).
+/// what is shown.
 fn hidden(c: char) -> bool {
-    (c.is_control() && c != '\n' && c != '\t')
-        || matches!(
-            c,
-            '\u{00AD}'
-                | '\u{0600}'..='\u{0605}'
-                | '\u{061C}'
-                | '\u{06DD}'
-                | '\u{070F}'
-                | '\u{0890}'..='\u{0891}'
-                | '\u{08E2}'
-                | '\u{115F}'..='\u{1160}'
-                | '\u{180E}'
-                // Zero-width space, joiners, direction marks.
-                | '\u{200B}'..='\u{200F}'
-                // Line and paragraph separators, bidirectional embeddings
-                // and overrides.
-                | '\u{2028}'..='\u{202E}'
-                // Word joiner, invisible operators, bidirectional isolates,
-                // deprecated format characters.
-                | '\u{2060}'..='\u{206F}'
-                | '\u{3164}'
-                | '\u{FEFF}'
-                | '\u{FFA0}'
-                | '\u{FFF9}'..='\u{FFFB}'
-                | '\u{110BD}'
-                | '\u{110CD}'
-                | '\u{13430}'..='\u{1343F}'
-                | '\u{1BCA0}'..='\u{1BCA3}'
-                | '\u{1D173}'..='\u{1D17A}'
-                // Tag characters, which can carry hidden text.
-                | '\u{E0001}'
-                | '\u{E0020}'..='\u{E007F}'
-        )
+    (c.is_control() && c != '\n' && c != '\t') || is_invisible(c)
 }
 
 /// Writes `message` and a newline to standard error, without the control

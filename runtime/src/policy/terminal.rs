@@ -17,6 +17,7 @@ use serde_json::Value;
 use tokio::io::unix::AsyncFd;
 
 use super::approver::{Approval, ApprovalRequest, Approver};
+use crate::invisible::is_invisible;
 
 /// The longest argument value shown, in characters.
 const MAX_SHOWN: usize = 1300;
@@ -343,33 +344,11 @@ fn shown(text: &str) -> (String, bool) {
             let _ = write!(out, "... ({} characters)", text.chars().count());
             return (out, false);
         }
-        if c.is_control() || is_invisible_format(c) {
+        if c.is_control() || is_invisible(c) {
             let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
         } else {
             out.push(c);
         }
     }
     (out, true)
-}
-
-/// Characters that change how text around them is shown without showing
-/// themselves: direction marks, overrides and isolates, zero-width
-/// characters, line and paragraph separators.
-fn is_invisible_format(c: char) -> bool {
-    matches!(c,
-        '\u{00ad}'
-        | '\u{034f}'
-        | '\u{061c}'
-        | '\u{115f}'..='\u{1160}'
-        | '\u{17b4}'..='\u{17b5}'
-        | '\u{180b}'..='\u{180f}'
-        | '\u{200b}'..='\u{200f}'
-        | '\u{2028}'..='\u{202e}'
-        | '\u{2060}'..='\u{206f}'
-        | '\u{3164}'
-        | '\u{fe00}'..='\u{fe0f}'
-        | '\u{feff}'
-        | '\u{ffa0}'
-        | '\u{fff0}'..='\u{fffb}'
-        | '\u{e0000}'..='\u{e0fff}')
 }
